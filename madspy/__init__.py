@@ -1,0 +1,1 @@
+"""madspy: multi-agent debate as one DSPy program."""
