@@ -1,0 +1,137 @@
+"""Turn a LiteLLM model string plus sampling settings into a ``dspy.LM``.
+
+Every model goes through LiteLLM (``engine="litellm"``), so porting a program is a
+string change: ``openai/gpt-4o-mini``, ``anthropic/claude-3-5-haiku-latest``,
+``ollama_chat/qwen2.5``, ``hosted_vllm/<name>``, or the embedded
+``local/smollm2-135m`` / ``local/<path to .gguf>`` served in-process.
+
+Example:
+    >>> from madspy.models import make_lm
+    >>> lm = make_lm("openai/gpt-4o-mini", temperature=0.8, max_tokens=256)
+    >>> lm.model
+    'openai/gpt-4o-mini'
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import dspy
+import litellm
+
+from madspy.errors import InputError, ModelError
+
+DEFAULT_MODEL = "local/smollm2-135m"
+COMMON_PREFIXES = ("local/", "openai/", "anthropic/", "ollama_chat/", "ollama/", "hosted_vllm/", "gemini/", "groq/")
+# Room left in the context for the role instructions, peers' answers and the reply.
+PROMPT_RESERVE_TOKENS = 1024
+
+
+def provider_of(model: str) -> str:
+    """The LiteLLM provider prefix of a model string (``"openai/gpt-4o"`` -> ``"openai"``)."""
+    return model.split("/", 1)[0] if "/" in model else ""
+
+
+def _ensure_provider(model: str) -> None:
+    """Register madspy's in-process providers on first use; reject unknown prefixes."""
+    provider = provider_of(model)
+    if provider == "local":
+        from madspy import local
+
+        local.register(model)
+        return
+    if provider == "scripted":
+        from madspy import testing
+
+        testing.register_provider()
+        return
+    known = {str(p.value) if hasattr(p, "value") else str(p) for p in litellm.provider_list}
+    if provider not in known and provider not in litellm._custom_providers:
+        raise ModelError(
+            f"unknown model {model!r}: use a LiteLLM model string starting with one of "
+            f"{', '.join(COMMON_PREFIXES)} (or any LiteLLM provider prefix)"
+        )
+
+
+def make_lm(
+    model: str,
+    *,
+    temperature: float | None = None,
+    max_tokens: int = 512,
+    timeout_s: float = 120.0,
+    num_retries: int = 3,
+    cache: bool = True,
+) -> dspy.LM:
+    """Build a ``dspy.LM`` routed through LiteLLM.
+
+    Timeouts, rate limits and server errors are retried by LiteLLM with exponential
+    backoff (``num_retries``); madspy does not re-implement that.
+    """
+    _ensure_provider(model)
+    return dspy.LM(
+        model,
+        engine="litellm",
+        temperature=temperature,
+        max_tokens=max_tokens,
+        timeout=timeout_s,
+        num_retries=num_retries,
+        cache=cache,
+    )
+
+
+def adapter_for(model: str) -> dspy.Adapter:
+    """The DSPy adapter for a model.
+
+    Local GGUF models get ``JSONAdapter``: the provider turns its JSON schema into a
+    llama.cpp grammar, so even a 135M model returns parseable fields. Others get
+    ``ChatAdapter`` without the silent JSON fallback call; madspy retries a parse
+    failure itself, showing the model its error.
+    """
+    if provider_of(model) == "local":
+        return dspy.JSONAdapter()
+    return dspy.ChatAdapter(use_json_adapter_fallback=False)
+
+
+def context_limit(model: str) -> int | None:
+    """Input-token limit of a model, or None when LiteLLM does not know it."""
+    if provider_of(model) == "local":
+        from madspy import local
+
+        return local.context_limit(model)
+    try:
+        info = litellm.get_model_info(model)
+    except Exception:  # LiteLLM raises a bare Exception for models it has no card for.
+        return None
+    return info.get("max_input_tokens") or info.get("max_tokens")
+
+
+def count_tokens(model: str, text: str) -> int:
+    """Tokens of ``text`` under the model's tokenizer (LiteLLM's estimate for remote models)."""
+    if provider_of(model) == "local":
+        from madspy import local
+
+        return local.count_tokens(model, text)
+    return litellm.token_counter(model=model, text=text)
+
+
+def check_question(question: str, model: str, max_tokens: int) -> str:
+    """Return the stripped question, or raise ``InputError`` saying what is wrong."""
+    if not isinstance(question, str) or not question.strip():
+        raise InputError("the question is empty")
+    question = question.strip()
+    limit = context_limit(model)
+    if limit is None:
+        return question
+    room = limit - max_tokens - PROMPT_RESERVE_TOKENS
+    # A byte-level tokenizer makes at most one token per UTF-8 byte: skip counting short questions.
+    if len(question.encode()) > room:
+        n = count_tokens(model, question)
+        if n > room:
+            raise InputError(
+                f"the question is {n} tokens; {model} has a {limit}-token context, which leaves "
+                f"{max(room, 0)} tokens for a question after {max_tokens} reply tokens and "
+                f"{PROMPT_RESERVE_TOKENS} for the debate prompt"
+            )
+    return question

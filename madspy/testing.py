@@ -1,0 +1,167 @@
+"""A scripted LiteLLM provider: deterministic, offline models for tests and benchmarks.
+
+A script is a Python function that receives a ``Turn`` (which role is asked, with
+which inputs, at which temperature) and returns the role's output fields as a
+dict, a raw string (to play a model that returns garbage), or raises an exception
+(``litellm.Timeout``, ``litellm.RateLimitError``...) to play a failing backend.
+Registered as ``scripted/<name>``, it is reached through the same
+``dspy.LM(engine="litellm")`` path as a production model.
+
+Example:
+    >>> from madspy.testing import register_script
+    >>> model = register_script("always-391", lambda turn: {
+    ...     "answer": "391", "reasoning_steps": ["17*23=391"], "confidence": 0.9,
+    ...     "evidence_ref": "none", "issues": [], "verdict": "sound", "final_answer": "391",
+    ...     "verification": "checked", "status": "converged"})
+    >>> model
+    'scripted/always-391'
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import litellm
+from litellm import CustomLLM
+from litellm.types.utils import ModelResponse, Usage
+
+from madspy import signatures
+
+# Roles are recognised by the output fields their signature asks for.
+ROLE_OF_OUTPUTS: dict[frozenset[str], str] = {
+    frozenset(signatures.Propose.output_fields): "propose",
+    frozenset(signatures.Revise.output_fields): "revise",
+    frozenset(signatures.Critique.output_fields): "critique",
+    frozenset(signatures.Resolve.output_fields): "resolve",
+    frozenset(signatures.Referee.output_fields): "referee",
+    frozenset(signatures.MaskEvaluate.output_fields): "mask",
+}
+_OUTPUTS_HEADER = "Your output fields are:"
+_FIELD_NAME = re.compile(r"^\d+\. `(\w+)`", re.MULTILINE)
+_SECTION = re.compile(r"\[\[ ## (\w+) ## \]\]\n(.*?)(?=\n\n\[\[ ## |\n\nRespond with|\Z)", re.DOTALL)
+
+
+@dataclass
+class Turn:
+    """One request a scripted model receives."""
+
+    model: str
+    role: str  # propose | revise | critique | resolve | referee | mask | unknown
+    inputs: dict[str, str]
+    outputs: list[str]
+    temperature: float | None
+    messages: list[dict[str, Any]] = field(repr=False, default_factory=list)
+
+    def input_json(self, name: str) -> Any:
+        """An input field decoded from the JSON DSPy formats lists in (raw text otherwise)."""
+        text = self.inputs.get(name, "")
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            return text
+
+
+Script = Callable[[Turn], "dict[str, Any] | str"]
+
+
+@dataclass
+class _Entry:
+    script: Script
+    latency_s: float
+    calls: list[Turn] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+_SCRIPTS: dict[str, _Entry] = {}
+
+
+def _turn(model: str, messages: list[dict[str, Any]], temperature: float | None) -> Turn:
+    system = next((m["content"] for m in messages if m["role"] == "system"), "")
+    outputs_part = system.split(_OUTPUTS_HEADER, 1)[1] if _OUTPUTS_HEADER in system else ""
+    outputs_part = outputs_part.split("\n\n", 1)[0]
+    outputs = _FIELD_NAME.findall(outputs_part)
+    user = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
+    inputs = {k: v.strip() for k, v in _SECTION.findall(user)}
+    role = ROLE_OF_OUTPUTS.get(frozenset(outputs), "unknown")
+    if role == "critique" and "question" not in inputs:
+        role = "critique_blind"
+    return Turn(model, role, inputs, outputs, temperature, messages)
+
+
+def _render(fields: dict[str, Any], as_json: bool) -> str:
+    """Format output fields the way the adapter in use expects them."""
+    if as_json:
+        return json.dumps(fields)
+    parts = [
+        f"[[ ## {k} ## ]]\n{v if isinstance(v, str) else json.dumps(v)}" for k, v in fields.items()
+    ]
+    return "\n\n".join(parts + ["[[ ## completed ## ]]"])
+
+
+class ScriptedLLM(CustomLLM):
+    """The LiteLLM handler behind ``scripted/<name>`` models."""
+
+    def completion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> ModelResponse:
+        entry = _SCRIPTS.get(model)
+        if entry is None:
+            raise litellm.BadRequestError(f"no script registered as scripted/{model}", model, "scripted")
+        params = kwargs.get("optional_params") or {}
+        turn = _turn(model, messages, params.get("temperature"))
+        with entry.lock:
+            entry.calls.append(turn)
+        if entry.latency_s:
+            time.sleep(entry.latency_s)
+        reply = entry.script(turn)
+        system = next((m["content"] for m in messages if m["role"] == "system"), "")
+        as_json = "response_format" in params or "JSON object" in system
+        text = reply if isinstance(reply, str) else _render(reply, as_json)
+        prompt_chars = sum(len(str(m.get("content") or "")) for m in messages)
+        usage = Usage(prompt_tokens=prompt_chars // 4 + 1, completion_tokens=len(text) // 4 + 1,
+                      total_tokens=prompt_chars // 4 + len(text) // 4 + 2)
+        return ModelResponse(
+            choices=[{"message": {"role": "assistant", "content": text}, "finish_reason": "stop", "index": 0}],
+            model=f"scripted/{model}",
+            usage=usage,
+        )
+
+    async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> ModelResponse:
+        import asyncio
+
+        return await asyncio.to_thread(self.completion, model, messages, *args, **kwargs)
+
+
+_HANDLER = ScriptedLLM()
+
+
+def register_provider() -> None:
+    """Make ``scripted/...`` model strings known to LiteLLM (idempotent)."""
+    if not any(p.get("provider") == "scripted" for p in litellm.custom_provider_map):
+        litellm.custom_provider_map = [*litellm.custom_provider_map, {"provider": "scripted", "custom_handler": _HANDLER}]
+    from litellm.utils import custom_llm_setup
+
+    custom_llm_setup()
+
+
+def register_script(name: str, script: Script, *, latency_s: float = 0.0) -> str:
+    """Register ``script`` as model ``scripted/<name>`` and return that model string.
+
+    ``latency_s`` makes every call sleep that long first (a stand-in for network
+    and generation time in concurrency tests and benchmarks).
+    """
+    register_provider()
+    _SCRIPTS[name] = _Entry(script, latency_s)
+    return f"scripted/{name}"
+
+
+def calls_of(model: str) -> list[Turn]:
+    """The turns a scripted model has received so far, in arrival order."""
+    return list(_SCRIPTS[model.split("/", 1)[-1]].calls)

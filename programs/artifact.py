@@ -1,0 +1,129 @@
+"""Save and load debate programs as one JSON file (never pickle).
+
+The file holds, per role predictor, its instructions and demos (keyed by role
+name, not by position), the debate config, a manifest (library versions, date and
+whatever the caller adds: task, model, optimizer, scores) and a SHA-256 of the
+rest. Loading validates all of it and says what is wrong.
+
+Example:
+    >>> from madspy.programs import Debate
+    >>> from madspy.programs.artifact import load_program, save_program
+    >>> # save_program(Debate(), "compiled/handwritten.json", manifest={"task": "gsm8k"})
+    >>> # debate = load_program("compiled/handwritten.json")
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime, timezone
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import dspy
+from pydantic import ValidationError
+from pydantic_core import to_jsonable_python
+
+from madspy.errors import ProgramFileError
+from madspy.programs.config import DebateConfig
+from madspy.programs.debate import Debate
+
+FORMAT = "madspy.program/1"
+
+
+def _digest(body: dict[str, Any]) -> str:
+    canonical = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _versions() -> dict[str, str]:
+    return {name: version(name) for name in ("madspy", "dspy")}
+
+
+def program_state(debate: Debate) -> dict[str, Any]:
+    """Instructions and demos of every role predictor, by name."""
+    return {
+        name: {
+            "instructions": predictor.signature.instructions,
+            "demos": [to_jsonable_python(dict(demo)) for demo in predictor.demos],
+        }
+        for name, predictor in debate.named_predictors()
+    }
+
+
+def save_program(debate: Debate, path: str | Path, manifest: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Write ``debate`` to ``path`` as a validated JSON artifact; returns what was written."""
+    body = {
+        "format": FORMAT,
+        "config": debate.config.model_dump(mode="json"),
+        "roles": program_state(debate),
+        "manifest": {
+            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "versions": _versions(),
+            **(manifest or {}),
+        },
+    }
+    document = {**body, "sha256": _digest(body)}
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return document
+
+
+def _read(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise ProgramFileError(f"program file not found: {path}")
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ProgramFileError(f"{path} is not valid JSON ({e}); was it truncated?") from None
+    if not isinstance(document, dict):
+        raise ProgramFileError(f"{path} is not a madspy program (expected a JSON object)")
+    return document
+
+
+def _check_compatible(path: Path, document: dict[str, Any]) -> None:
+    fmt = document.get("format")
+    if fmt != FORMAT:
+        raise ProgramFileError(f"{path} has format {fmt!r}; this madspy reads {FORMAT!r}")
+    saved = (document.get("manifest") or {}).get("versions", {}).get("dspy", "")
+    current = version("dspy")
+    if saved.split(".")[:2] != current.split(".")[:2]:
+        raise ProgramFileError(
+            f"{path} was saved with dspy {saved or 'unknown'}; this install has dspy {current} "
+            "(programs move between dspy minor versions only by recompiling)"
+        )
+
+
+def load_program(path: str | Path, **config_overrides: Any) -> Debate:
+    """Read, validate and rebuild a ``Debate`` from a JSON artifact.
+
+    ``config_overrides`` replace config fields (for example ``model=`` to port a
+    program to another model) after validation.
+    """
+    path = Path(path)
+    document = _read(path)
+    missing = {"format", "config", "roles", "manifest", "sha256"} - document.keys()
+    if missing:
+        raise ProgramFileError(f"{path} lacks {', '.join(sorted(missing))}; not a madspy program")
+    _check_compatible(path, document)
+    body = {k: v for k, v in document.items() if k != "sha256"}
+    if _digest(body) != document["sha256"]:
+        raise ProgramFileError(f"{path} does not match its sha256: it was edited or corrupted after saving")
+    try:
+        config = DebateConfig.model_validate(document["config"]).updated(**config_overrides)
+    except ValidationError as e:
+        raise ProgramFileError(f"{path} has an invalid config: {e.errors()[0]['msg']} at "
+                               f"{'.'.join(map(str, e.errors()[0]['loc']))}") from None
+    debate = Debate(config)
+    predictors = dict(debate.named_predictors())
+    unknown = document["roles"].keys() - predictors.keys()
+    if unknown:
+        raise ProgramFileError(f"{path} has roles this madspy does not know: {', '.join(sorted(unknown))}")
+    for name, state in document["roles"].items():
+        predictor = predictors[name]
+        predictor.signature = predictor.signature.with_instructions(state["instructions"])
+        predictor.demos = [dspy.Example(**demo) for demo in state["demos"]]
+    debate.manifest = document["manifest"]
+    return debate

@@ -1,0 +1,143 @@
+"""Run role calls concurrently and record each one as a transcript ``Call``.
+
+All calls of one debate step are submitted together, so a step takes as long as
+its slowest call. Each call runs in a copy of the caller's context (so
+``dspy.context`` settings reach worker threads) under its own
+``dspy.track_usage()``: its tokens land on its ``Call`` record and still roll up
+into any tracker the caller opened, which DSPy's own thread pool does not do.
+
+A reply that does not parse is retried once with the parse error shown to the
+model; a call that still fails, or whose model errs after LiteLLM's retries,
+becomes a ``Call`` with ``error`` set instead of an exception.
+
+Example:
+    >>> import dspy
+    >>> from madspy.programs.calls import Job, run_jobs
+    >>> # outcomes = run_jobs([Job("proposer", 0, 0, dspy.Predict("question -> answer"), lm, adapter,
+    >>> #                          {"question": "2+2?"})], max_workers=4)
+"""
+
+from __future__ import annotations
+
+import contextvars
+import math
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import dspy
+from dspy.utils.exceptions import AdapterParseError
+from pydantic_core import to_jsonable_python
+
+from madspy.programs.transcript import Call
+
+INPUT_PREVIEW_CHARS = 400
+UNIT_INTERVAL_FIELDS = ("confidence", "relevance")
+
+
+@dataclass
+class Job:
+    """One role call to make: who, which predictor, which LM, which inputs."""
+
+    role: str
+    agent: int | None
+    round: int
+    predictor: dspy.Predict
+    lm: dspy.LM
+    adapter: dspy.Adapter
+    inputs: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Outcome:
+    call: Call
+    prediction: dspy.Prediction | None
+
+
+def _preview(value: Any) -> str:
+    text = "\n".join(map(str, value)) if isinstance(value, list) else str(value)
+    return text if len(text) <= INPUT_PREVIEW_CHARS else text[: INPUT_PREVIEW_CHARS - 1] + "…"
+
+
+def _clamp_unit(value: Any) -> float:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return 0.0
+    return 0.0 if math.isnan(x) else min(1.0, max(0.0, x))
+
+
+def _clean(prediction: dspy.Prediction) -> dspy.Prediction:
+    """Clamp 0..1 scores: DSPy shows bounds to the model but does not enforce them."""
+    for name in UNIT_INTERVAL_FIELDS:
+        if name in prediction:
+            prediction[name] = _clamp_unit(prediction[name])
+    return prediction
+
+
+def _with_parse_feedback(predictor: dspy.Predict, error: AdapterParseError) -> dspy.Predict:
+    """The same role with its parse error appended to the instructions (demos kept)."""
+    reason = str(error).strip().splitlines()[0][:300]
+    signature = predictor.signature.with_instructions(
+        f"{predictor.signature.instructions}\n\nYour previous reply could not be parsed: {reason}. "
+        "Reply again with every output field, exactly in the format described."
+    )
+    retry = dspy.Predict(signature)
+    retry.demos = predictor.demos
+    return retry
+
+
+def _tokens(tracker: Any) -> tuple[int, int]:
+    totals = tracker.get_total_tokens().values()
+    return (
+        sum(int(u.get("prompt_tokens") or 0) for u in totals),
+        sum(int(u.get("completion_tokens") or 0) for u in totals),
+    )
+
+
+def _one_line(error: BaseException) -> str:
+    text = " ".join(str(error).split()) or type(error).__name__
+    return f"{type(error).__name__}: {text[:500]}"
+
+
+def _run(job: Job, t0: float) -> Outcome:
+    started = time.perf_counter()
+    prediction, error, attempts = None, None, 1
+    with dspy.context(lm=job.lm, adapter=job.adapter), dspy.track_usage() as tracker:
+        try:
+            try:
+                prediction = job.predictor(**job.inputs)
+            except AdapterParseError as parse_error:
+                attempts = 2
+                prediction = _with_parse_feedback(job.predictor, parse_error)(**job.inputs)
+        except Exception as e:  # noqa: BLE001 - any failure of one call becomes a failed turn
+            error = _one_line(e)
+    prompt_tokens, completion_tokens = _tokens(tracker)
+    output = to_jsonable_python(_clean(prediction).toDict()) if prediction is not None else None
+    call = Call(
+        role=job.role,
+        agent=job.agent,
+        round=job.round,
+        inputs={k: _preview(v) for k, v in job.inputs.items()},
+        output=output,
+        error=error,
+        attempts=attempts,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        started_s=round(started - t0, 4),
+        latency_s=round(time.perf_counter() - started, 4),
+    )
+    return Outcome(call, prediction)
+
+
+def run_jobs(jobs: list[Job], max_workers: int, t0: float | None = None) -> list[Outcome]:
+    """Run ``jobs`` concurrently (at most ``max_workers`` at once); outcomes in job order."""
+    if not jobs:
+        return []
+    t0 = time.perf_counter() if t0 is None else t0
+    if len(jobs) == 1 or max_workers == 1:
+        return [_run(job, t0) for job in jobs]
+    with ThreadPoolExecutor(max_workers=min(max_workers, len(jobs))) as pool:
+        futures = [pool.submit(contextvars.copy_context().run, _run, job, t0) for job in jobs]
+        return [f.result() for f in futures]

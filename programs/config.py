@@ -1,0 +1,126 @@
+"""The serializable configuration of a debate.
+
+Everything a debate does is decided here, so a config can be saved with a compiled
+program, searched by Optuna and changed from the CLI.
+
+Example:
+    >>> from madspy.programs.config import DebateConfig
+    >>> cfg = DebateConfig.with_agents(3, model="openai/gpt-4o-mini", rounds=2, protocol="majority")
+    >>> [a.temperature for a in cfg.agents]
+    [0.7, 0.8, 0.9]
+    >>> DebateConfig.model_validate_json(cfg.model_dump_json()) == cfg
+    True
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from madspy.models import DEFAULT_MODEL
+
+PERSONAS = (
+    "a careful analyst who checks every condition of the question",
+    "a skeptic who looks for the mistake most people would make",
+    "a pragmatist who estimates first and then verifies exactly",
+    "a mathematician who reasons from first principles",
+    "a teacher who explains each step simply and double-checks it",
+)
+DEBATER_TEMPERATURES = (0.7, 0.8, 0.9)
+
+ProtocolName = Literal["majority", "judge"]
+
+
+def _merge(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in changes.items():
+        nested = isinstance(value, dict) and isinstance(base.get(key), dict)
+        merged[key] = _merge(base[key], value) if nested else value
+    return merged
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class AgentConfig(_Strict):
+    """One debater: its persona, sampling temperature and, optionally, its own model."""
+
+    persona: str
+    temperature: float = Field(0.8, ge=0.0, le=2.0)
+    model: str | None = None
+
+
+class RoleConfig(_Strict):
+    """A non-debater role (critic, resolver): on or off, model and temperature."""
+
+    enabled: bool = True
+    model: str | None = None
+    temperature: float = Field(0.2, ge=0.0, le=2.0)
+
+
+class StopConfig(_Strict):
+    """When a debate stops before its last round.
+
+    ``stable_rounds``: stop when no agent changed its answer for this many rounds
+    (0 turns it off). ``agreement_gate``: stop when all agents agree and each is at
+    least this confident (None turns it off); at round 0 this makes easy questions
+    cost one round.
+    """
+
+    stable_rounds: int = Field(1, ge=0)
+    agreement_gate: float | None = Field(0.85, ge=0.0, le=1.0)
+
+
+class DebateConfig(_Strict):
+    """All settings of one debate program."""
+
+    model: str = DEFAULT_MODEL
+    agents: list[AgentConfig] = Field(default_factory=lambda: DebateConfig.default_agents(3))
+    rounds: int = Field(3, ge=1, le=20, description="rounds in all, the independent round 0 included")
+    protocol: ProtocolName = "judge"
+    critic: RoleConfig = Field(default_factory=lambda: RoleConfig(temperature=0.3))
+    resolver: RoleConfig = Field(default_factory=lambda: RoleConfig(temperature=0.1))
+    stop: StopConfig = Field(default_factory=StopConfig)
+    max_tokens: int = Field(512, ge=16, description="completion tokens per call")
+    concurrency: int = Field(8, ge=1, description="LM calls in flight at once within one debate")
+    timeout_s: float = Field(120.0, gt=0)
+    num_retries: int = Field(3, ge=0, description="LiteLLM retries with backoff on timeouts, 429 and 5xx")
+    cache: bool = True
+
+    @model_validator(mode="after")
+    def _check(self) -> DebateConfig:
+        if not self.agents:
+            raise ValueError("a debate needs at least one agent")
+        if self.protocol == "judge" and not self.resolver.enabled:
+            raise ValueError("protocol 'judge' needs the resolver; enable it or use protocol 'majority'")
+        return self
+
+    @staticmethod
+    def default_agents(n: int) -> list[AgentConfig]:
+        """``n`` debaters with distinct personas and temperatures 0.7-0.9."""
+        if n < 1:
+            raise ValueError("a debate needs at least one agent")
+        return [
+            AgentConfig(persona=PERSONAS[i % len(PERSONAS)], temperature=DEBATER_TEMPERATURES[i % 3])
+            for i in range(n)
+        ]
+
+    @classmethod
+    def with_agents(cls, n: int, **settings) -> DebateConfig:
+        """A config with ``n`` default debaters and the other settings given."""
+        return cls(agents=cls.default_agents(n), **settings)
+
+    def updated(self, **changes: Any) -> DebateConfig:
+        """A validated copy with ``changes`` merged in; dict values merge into nested sections.
+
+        >>> DebateConfig().updated(critic={"enabled": False}).critic.temperature
+        0.3
+        """
+        return DebateConfig.model_validate(_merge(self.model_dump(), changes))
+
+    def models(self) -> set[str]:
+        """Every model string the debate may call."""
+        used = {self.model} | {a.model for a in self.agents if a.model}
+        return used | {r.model for r in (self.critic, self.resolver) if r.enabled and r.model}

@@ -1,0 +1,269 @@
+"""The ``Debate`` module: proposers, critics and a resolver in one ``dspy.Module``.
+
+Round 0: every agent answers on its own. Each later round: critics attack each
+proposal, then every agent revises, seeing its peers' answers and the critiques of
+its own. After every round the stop rules are checked; at the end the decision
+protocol (or the resolver, for ``judge``) picks the answer. All calls of one step
+run concurrently.
+
+Example:
+    >>> from madspy.programs import Debate, DebateConfig
+    >>> debate = Debate(DebateConfig.with_agents(3, model="openai/gpt-4o-mini", rounds=2))
+    >>> # result = debate(question="What is 17 * 23?")
+    >>> # result.answer, result.confidence, result.status, result.stop_reason
+    >>> # result.transcript.rounds[0].calls[0].prompt_tokens
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable
+from typing import Any
+
+import dspy
+
+from madspy.models import adapter_for, check_question, make_lm
+from madspy.programs.answers import normalize_answer
+from madspy.programs.calls import Job, Outcome, run_jobs
+from madspy.programs.config import DebateConfig
+from madspy.programs.protocols import Vote, get_protocol, tally
+from madspy.programs.stopping import first_reason, stop_rules
+from madspy.programs.transcript import Call, Decision, Round, Transcript, Usage
+from madspy.signatures import Critique, Propose, Resolve, Revise
+
+CONVERGED_REASONS = {"confident_agreement", "stable_answers"}
+
+
+@functools.lru_cache(maxsize=128)
+def _lm(model: str, temperature: float, max_tokens: int, timeout_s: float, num_retries: int, cache: bool) -> dspy.LM:
+    return make_lm(
+        model, temperature=temperature, max_tokens=max_tokens, timeout_s=timeout_s, num_retries=num_retries, cache=cache
+    )
+
+
+def format_proposal(p: dspy.Prediction | dict[str, Any]) -> str:
+    """A proposal as peers, critics and the resolver read it."""
+    steps = p.get("reasoning_steps") or []
+    lines = [f"answer: {p.get('answer')} (confidence {float(p.get('confidence') or 0):.2f})"]
+    lines += [f"step {i}: {s}" for i, s in enumerate(steps, 1)]
+    return "\n".join(lines)
+
+
+def format_critique(p: dspy.Prediction | dict[str, Any]) -> list[str]:
+    """A critic's findings as one line per issue."""
+    issues = [i if isinstance(i, dict) else i.model_dump() for i in (p.get("issues") or [])]
+    if not issues:
+        return [f"critic verdict: {p.get('verdict')}; no issue found"]
+    return [
+        f"[{i.get('issue_type')}] {i.get('location')}: {i.get('description')} (evidence: {i.get('evidence')})"
+        for i in issues
+    ]
+
+
+class Debate(dspy.Module):
+    """A multi-agent debate whose five roles are DSPy predictors.
+
+    Args:
+        config: all settings (agents, rounds, protocol, roles, stop rules, models).
+        normalize: maps an answer to the key votes are counted on (None: no vote).
+            Tasks pass their own; the default handles numbers, case and punctuation.
+        **settings: shortcuts for ``DebateConfig`` fields when ``config`` is None.
+
+    Calling the module returns a ``dspy.Prediction`` with ``answer``,
+    ``confidence``, ``status``, ``stop_reason``, ``usage`` and ``transcript``.
+    """
+
+    def __init__(
+        self,
+        config: DebateConfig | None = None,
+        *,
+        normalize: Callable[[str], str | None] = normalize_answer,
+        **settings: Any,
+    ):
+        super().__init__()
+        self.config = config if config is not None else DebateConfig(**settings)
+        self.normalize = normalize
+        self.manifest: dict[str, Any] = {}  # set by load_program: task, model, scores, versions
+        self.propose = dspy.Predict(Propose)
+        self.revise = dspy.Predict(Revise)
+        self.critique = dspy.Predict(Critique)
+        self.resolve = dspy.Predict(Resolve)
+        for model in self.config.models():  # fail now, not mid-debate, on an unknown model
+            self._lm_for(model, 0.0)
+
+    def _lm_for(self, model: str | None, temperature: float) -> dspy.LM:
+        c = self.config
+        return _lm(model or c.model, temperature, c.max_tokens, c.timeout_s, c.num_retries, c.cache)
+
+    def _job(self, role: str, agent: int | None, round_: int, predictor: dspy.Predict, model: str | None,
+             temperature: float, **inputs: Any) -> Job:
+        model = model or self.config.model
+        return Job(role, agent, round_, predictor, self._lm_for(model, temperature), adapter_for(model), inputs)
+
+    def forward(self, question: str) -> dspy.Prediction:
+        cfg = self.config
+        for model in cfg.models():
+            question = check_question(question, model, cfg.max_tokens)
+        run = _Run(self, question)
+        return run.execute()
+
+
+def as_dict(result: dspy.Prediction) -> dict[str, Any]:
+    """A debate result as plain JSON-ready data (the CLI's ``--json`` output)."""
+    return {
+        "answer": result.answer,
+        "confidence": result.confidence,
+        "status": result.status,
+        "stop_reason": result.stop_reason,
+        "usage": result.usage,
+        "transcript": result.transcript.model_dump(mode="json"),
+    }
+
+
+class _Run:
+    """The state of one debate on one question (a ``Debate`` is reusable and thread-safe)."""
+
+    def __init__(self, debate: Debate, question: str):
+        self.debate = debate
+        self.cfg = debate.config
+        self.question = question
+        self.t0 = time.perf_counter()
+        self.transcript = Transcript(question=question, config=self.cfg.model_dump())
+        self.proposals: dict[int, dspy.Prediction] = {}
+        self.critiques: dict[int, list[str]] = {}
+        self.history: list[list[Vote]] = []
+
+    # -- steps ---------------------------------------------------------------
+    def _run(self, jobs: list[Job], rnd: Round) -> list[Outcome]:
+        outcomes = run_jobs(jobs, self.cfg.concurrency, self.t0)
+        rnd.calls.extend(o.call for o in outcomes)
+        for o in outcomes:
+            if not o.call.ok:
+                rnd.events.append(f"{o.call.role} {o.call.agent if o.call.agent is not None else ''} failed: "
+                                  f"{o.call.error}".replace("  ", " "))
+        return outcomes
+
+    def _answer_step(self, rnd: Round) -> None:
+        d, cfg = self.debate, self.cfg
+        jobs = []
+        for i, agent in enumerate(cfg.agents):
+            if i in self.proposals:
+                peers = [f"agent {j}: {format_proposal(p)}" for j, p in self.proposals.items() if j != i]
+                jobs.append(d._job(
+                    "proposer", i, rnd.index, d.revise, agent.model, agent.temperature,
+                    question=self.question, persona=agent.persona,
+                    previous_answer=format_proposal(self.proposals[i]), peer_answers=peers,
+                    critiques=self.critiques.get(i, []), referee_note="",
+                ))
+            else:
+                jobs.append(d._job("proposer", i, rnd.index, d.propose, agent.model, agent.temperature,
+                                   question=self.question, persona=agent.persona))
+        for job, outcome in zip(jobs, self._run(jobs, rnd)):
+            if outcome.prediction is not None:
+                self.proposals[job.agent] = outcome.prediction
+            elif job.agent in self.proposals:
+                rnd.events.append(f"agent {job.agent} keeps its previous answer")
+
+    def _critique_step(self, rnd: Round) -> None:
+        d, critic = self.debate, self.cfg.critic
+        agents = sorted(self.proposals)
+        jobs = [
+            d._job("critic", i, rnd.index, d.critique, critic.model, critic.temperature,
+                   question=self.question, proposal=format_proposal(self.proposals[i]))
+            for i in agents
+        ]
+        self.critiques = {
+            i: format_critique(o.prediction) for i, o in zip(agents, self._run(jobs, rnd)) if o.prediction is not None
+        }
+
+    def _votes(self, rnd: Round) -> list[Vote]:
+        votes = []
+        for i, p in sorted(self.proposals.items()):
+            answer = str(p.get("answer") or "").strip()
+            key = self.debate.normalize(answer)
+            if key is None:
+                rnd.events.append(f"agent {i} gave no usable answer")
+                continue
+            votes.append(Vote(i, answer, key, float(p.get("confidence") or 0.0)))
+        rnd.votes = {str(v.agent): v.answer for v in votes}
+        return votes
+
+    def _judge(self, votes: list[Vote], counts: dict[str, int]) -> Decision | None:
+        d, resolver = self.debate, self.cfg.resolver
+        rnd = self.transcript.rounds[-1]
+        job = d._job(
+            "resolver", None, rnd.index, d.resolve, resolver.model, resolver.temperature,
+            question=self.question,
+            proposals=[f"agent {v.agent}: {format_proposal(self.proposals[v.agent])}" for v in votes],
+            critiques=[f"on agent {i}: {line}" for i, lines in sorted(self.critiques.items()) for line in lines],
+            tally="; ".join(f"{k}: {n} vote{'s' * (n != 1)}" for k, n in counts.items()),
+        )
+        (outcome,) = self._run([job], rnd)
+        p = outcome.prediction
+        if p is None or not str(p.get("final_answer") or "").strip():
+            return None
+        return Decision(protocol="judge", answer=str(p.final_answer).strip(), confidence=float(p.confidence),
+                        tally=counts, judge_status=str(p.status))
+
+    # -- the loop --------------------------------------------------------------
+    def execute(self) -> dspy.Prediction:
+        cfg = self.cfg
+        rules = stop_rules(cfg.stop, cfg.rounds)
+        stop_reason = "max_rounds"
+        for r in range(cfg.rounds):
+            rnd = Round(index=r)
+            started = time.perf_counter()
+            self.transcript.rounds.append(rnd)
+            self._answer_step(rnd)
+            votes = self._votes(rnd)
+            self.history.append(votes)
+            reason = "all_agents_failed" if not votes else first_reason(rules, self.history)
+            final = reason is not None
+            needs_critique = cfg.critic.enabled and (
+                not final or (cfg.protocol == "judge" and reason not in ("confident_agreement", "all_agents_failed"))
+            )
+            if needs_critique:
+                self._critique_step(rnd)
+            rnd.wall_s = round(time.perf_counter() - started, 4)
+            if final:
+                stop_reason = reason
+                break
+        return self._finish(stop_reason)
+
+    def _decide(self, votes: list[Vote], stop_reason: str) -> Decision:
+        if stop_reason == "confident_agreement" and self.cfg.protocol == "judge":
+            decision = get_protocol("majority").decide(votes)
+            return decision.model_copy(update={"note": "unanimous and confident; resolver not needed"})
+        return get_protocol(self.cfg.protocol).decide(votes, judge=self._judge)
+
+    def _finish(self, stop_reason: str) -> dspy.Prediction:
+        votes = self.history[-1] if self.history else []
+        decision = self._decide(votes, stop_reason) if votes else Decision(
+            protocol=self.cfg.protocol, answer=None, confidence=0.0, tally=tally(votes), note="no agent answered")
+        calls: list[Call] = self.transcript.calls()
+        status = self._status(stop_reason, votes, decision, calls)
+        t = self.transcript
+        t.decision, t.status, t.stop_reason = decision, status, stop_reason
+        t.usage = Usage.of(calls)
+        t.wall_s = round(time.perf_counter() - self.t0, 4)
+        return dspy.Prediction(
+            answer=decision.answer,
+            confidence=decision.confidence,
+            status=status,
+            stop_reason=stop_reason,
+            usage=t.usage.model_dump(),
+            transcript=t,
+        )
+
+    @staticmethod
+    def _status(stop_reason: str, votes: list[Vote], decision: Decision, calls: list[Call]) -> str:
+        if decision.answer is None:
+            return "failed"
+        if any(not c.ok for c in calls):
+            return "degraded"
+        if decision.judge_status == "undetermined":
+            return "undetermined"
+        if stop_reason in CONVERGED_REASONS or len({v.key for v in votes}) == 1:
+            return "converged"
+        return "convergence_failed"

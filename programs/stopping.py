@@ -1,0 +1,82 @@
+"""Stop rules: each looks at the votes so far and returns a reason to stop, or None.
+
+The ``Debate`` checks its rules after every round, in order; the first reason
+wins and is reported as the debate's ``stop_reason``. A debate always stops at its
+last round (``max_rounds``), so it never loops forever.
+
+Example:
+    >>> from madspy.programs.protocols import Vote
+    >>> from madspy.programs.stopping import StableAnswers
+    >>> r = [Vote(0, "5", "5", 0.6), Vote(1, "6", "6", 0.6)]
+    >>> StableAnswers(1).check([r, r])
+    'stable_answers'
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from madspy.programs.config import StopConfig
+from madspy.programs.protocols import Vote
+
+History = list[list[Vote]]  # votes after each round, round 0 first
+
+
+class StopRule(Protocol):
+    def check(self, history: History) -> str | None: ...
+
+
+def _answers(votes: list[Vote]) -> dict[int, str]:
+    return {v.agent: v.key for v in votes}
+
+
+class StableAnswers:
+    """Stop when no agent changed its answer for ``k`` consecutive rounds."""
+
+    def __init__(self, k: int):
+        self.k = k
+
+    def check(self, history: History) -> str | None:
+        if len(history) <= self.k:
+            return None
+        recent = [_answers(votes) for votes in history[-(self.k + 1) :]]
+        return "stable_answers" if all(r == recent[0] for r in recent) else None
+
+
+class ConfidentAgreement:
+    """Stop when every agent gives the same answer with confidence at least ``gate``."""
+
+    def __init__(self, gate: float):
+        self.gate = gate
+
+    def check(self, history: History) -> str | None:
+        votes = history[-1] if history else []
+        if votes and len({v.key for v in votes}) == 1 and min(v.confidence for v in votes) >= self.gate:
+            return "confident_agreement"
+        return None
+
+
+class MaxRounds:
+    """Stop after ``n`` rounds (round 0 included)."""
+
+    def __init__(self, n: int):
+        self.n = n
+
+    def check(self, history: History) -> str | None:
+        return "max_rounds" if len(history) >= self.n else None
+
+
+def stop_rules(stop: StopConfig, rounds: int) -> list[StopRule]:
+    """The rules a config asks for, the hard round cap last."""
+    rules: list[StopRule] = []
+    if stop.agreement_gate is not None:
+        rules.append(ConfidentAgreement(stop.agreement_gate))
+    if stop.stable_rounds:
+        rules.append(StableAnswers(stop.stable_rounds))
+    rules.append(MaxRounds(rounds))
+    return rules
+
+
+def first_reason(rules: list[StopRule], history: History) -> str | None:
+    """The first rule's reason to stop, or None to go on."""
+    return next((reason for rule in rules if (reason := rule.check(history))), None)

@@ -1,0 +1,155 @@
+"""The five debate roles as DSPy Signatures, one class per role step.
+
+Each class's docstring is the hand-written instruction of that role: it is the
+"handwritten" arm of A/B tests against compiled programs. Every role step has its
+own class (never shared), so DSPy optimizers route traces and demos to the right
+predictor.
+
+Example:
+    >>> import dspy
+    >>> from madspy.signatures import Propose
+    >>> propose = dspy.Predict(Propose)
+    >>> sorted(Propose.output_fields)
+    ['answer', 'confidence', 'reasoning_steps']
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import dspy
+from pydantic import BaseModel, Field
+
+IssueType = Literal[
+    "invalid_assumption",
+    "contradiction",
+    "boundary_violation",
+    "calculation_error",
+    "missing_constraint",
+]
+Verdict = Literal["flawed", "sound"]
+ResolverStatus = Literal["converged", "convergence_failed", "budget_exhausted", "undetermined"]
+MaskLabel = Literal["YES", "NO", "NOT_SURE"]
+
+
+class CriticIssue(BaseModel):
+    """One concrete flaw a critic found in one step of a proposal."""
+
+    location: str = Field(description="which reasoning step, e.g. 'step 2'")
+    issue_type: IssueType
+    description: str = Field(description="what is wrong, in one sentence")
+    evidence: str = Field(description="the condition or computation that shows it")
+
+
+class Propose(dspy.Signature):
+    """You are one debater in a panel that answers a question together.
+    Answer the question on your own, from the perspective given in `persona`.
+    Think step by step: each reasoning step must state which condition of the
+    question it uses. Give a short final `answer` (a number, a letter, yes/no or a
+    short phrase; no explanation in it) and your `confidence` that the answer is
+    correct, from 0.0 (a guess) to 1.0 (certain)."""
+
+    question: str = dspy.InputField()
+    persona: str = dspy.InputField(desc="the perspective you answer from")
+    reasoning_steps: list[str] = dspy.OutputField(desc="short steps, each citing the condition it uses")
+    answer: str = dspy.OutputField(desc="the final answer only")
+    confidence: float = dspy.OutputField(desc="probability your answer is correct, 0.0 to 1.0")
+
+
+class Revise(dspy.Signature):
+    """You are one debater in a panel. You answered the question before; now you
+    see other debaters' answers, critiques of your reasoning and, possibly, a note
+    from the referee. Re-check your reasoning against the question's conditions.
+    Keep your answer if the objections are wrong; change it only if a specific
+    argument shows your answer is wrong. In `evidence_ref` name the specific peer
+    argument or critique that made you change (for example "critique 1: step 2
+    adds instead of multiplying"), or write "none" if you kept your answer or
+    cannot point to one. Do not change your answer just because others disagree."""
+
+    question: str = dspy.InputField()
+    persona: str = dspy.InputField(desc="the perspective you answer from")
+    previous_answer: str = dspy.InputField(desc="your previous answer and reasoning")
+    peer_answers: list[str] = dspy.InputField(desc="other debaters' answers and reasoning")
+    critiques: list[str] = dspy.InputField(desc="issues critics found in your reasoning")
+    referee_note: str = dspy.InputField(desc="instruction from the referee; may be empty")
+    reasoning_steps: list[str] = dspy.OutputField(desc="short steps, each citing the condition it uses")
+    answer: str = dspy.OutputField(desc="the final answer only")
+    confidence: float = dspy.OutputField(desc="probability your answer is correct, 0.0 to 1.0")
+    evidence_ref: str = dspy.OutputField(desc="the argument that made you change your answer, or 'none'")
+
+
+class Critique(dspy.Signature):
+    """You are a critic. Examine one proposed answer to the question step by step
+    and report concrete flaws: an assumption the question does not support, a
+    contradiction between steps, a value outside the allowed range, a calculation
+    error, or a condition of the question that was ignored. Each issue names the
+    step it is in, its type, what is wrong and the evidence. Do not write your own
+    answer. If every step holds, return no issues and the verdict "sound";
+    otherwise the verdict is "flawed"."""
+
+    question: str = dspy.InputField()
+    proposal: str = dspy.InputField(desc="the answer and reasoning steps under review")
+    issues: list[CriticIssue] = dspy.OutputField(desc="flaws found; empty if none")
+    verdict: Verdict = dspy.OutputField()
+
+
+class Resolve(dspy.Signature):
+    """You are the neutral judge of a debate. Read the question, the debaters'
+    final answers with their reasoning, the critics' findings and the vote tally.
+    Verify the key steps yourself; a majority is not proof. Give the
+    `final_answer` (short, no explanation), your `confidence` that it is correct
+    (0.0 to 1.0), a `verification` saying which steps you trust and why, and a
+    `status`: "converged" if the debate settled on a well-supported answer,
+    "convergence_failed" if debaters still disagree and you had to pick,
+    "undetermined" if no answer is supported."""
+
+    question: str = dspy.InputField()
+    proposals: list[str] = dspy.InputField(desc="each debater's final answer and reasoning")
+    critiques: list[str] = dspy.InputField(desc="the critics' findings on the final proposals")
+    tally: str = dspy.InputField(desc="votes per answer")
+    final_answer: str = dspy.OutputField(desc="the final answer only")
+    confidence: float = dspy.OutputField(desc="probability the final answer is correct, 0.0 to 1.0")
+    verification: str = dspy.OutputField(desc="which steps you trust and why")
+    status: ResolverStatus = dspy.OutputField()
+
+
+class CritiqueProposalOnly(dspy.Signature):
+    """You are a critic. You see only a proposed solution, not the original
+    question: judge whether the reasoning shown holds on its own. Report concrete
+    flaws: an unstated assumption, a contradiction between steps, a value outside
+    a stated range, a calculation error, or a jump between steps that skips a
+    needed condition. Each issue names the step it is in, its type, what is wrong
+    and the evidence. Do not write your own answer. If every step holds, return no
+    issues and the verdict "sound"; otherwise the verdict is "flawed"."""
+
+    proposal: str = dspy.InputField(desc="the answer and reasoning steps under review")
+    issues: list[CriticIssue] = dspy.OutputField(desc="flaws found; empty if none")
+    verdict: Verdict = dspy.OutputField()
+
+
+class Referee(dspy.Signature):
+    """You are the referee of a debate. You do not argue. Read the original
+    question and the last round of the debate. Rate `relevance` of the round to
+    the original question from 0.0 (entirely off topic) to 1.0 (fully on topic),
+    say whether the debaters have `converged` on one answer, summarise any
+    off-topic drift in `off_topic_summary` (empty if none) and, if relevance is
+    below 0.5, write an `intervention`: one concrete instruction that names the
+    drift and quotes the original question. Otherwise leave `intervention` empty."""
+
+    question: str = dspy.InputField()
+    round_text: str = dspy.InputField(desc="the last round's answers and arguments")
+    relevance: float = dspy.OutputField(desc="0.0 to 1.0")
+    converged: bool = dspy.OutputField()
+    off_topic_summary: str = dspy.OutputField()
+    intervention: str = dspy.OutputField()
+
+
+class MaskEvaluate(dspy.Signature):
+    """You check one answer from the previous round of a debate before the next
+    round sees it. Solve the question yourself briefly, then judge whether the
+    given answer and its reasoning are correct: "YES" if correct, "NO" if wrong,
+    "NOT_SURE" if you cannot tell."""
+
+    question: str = dspy.InputField()
+    memory: str = dspy.InputField(desc="a previous-round answer with its reasoning")
+    label: MaskLabel = dspy.OutputField()

@@ -1,0 +1,37 @@
+"""Test isolation: no shared DSPy cache or settings between tests, offline LiteLLM."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import tempfile
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("DSPY_CACHEDIR", tempfile.mkdtemp(prefix="madspy-test-dspy-cache-"))
+
+import dspy
+import pytest
+
+from madspy.testing import register_script
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+_names = itertools.count()
+
+
+@pytest.fixture(autouse=True)
+def isolated_dspy():
+    """Each test gets fresh in-memory-free DSPy caching and default settings."""
+    dspy.configure_cache(enable_disk_cache=False, enable_memory_cache=False)
+    with dspy.context(lm=None, adapter=None, track_usage=False):
+        yield
+
+
+@pytest.fixture
+def scripted():
+    """Register a script under a fresh name; returns its model string."""
+
+    def make(script, latency_s: float = 0.0) -> str:
+        return register_script(f"test{next(_names)}", script, latency_s=latency_s)
+
+    return make
