@@ -1,0 +1,56 @@
+"""Benchmark tasks and answer scoring.
+
+>>> from madspy.data import get_task
+>>> get_task("gsm8k").instructions
+'Answer with a single number.'
+"""
+
+from madspy.data.scoring import (
+    chrf_score,
+    corpus_translation_scores,
+    exact_score,
+    last_boxed,
+    normalize_choice,
+    normalize_exact,
+    normalize_latex,
+    normalize_number,
+    normalize_text,
+    normalize_translation,
+    normalize_yesno,
+)
+from madspy.data.tasks import (
+    BBH_SUBTASKS,
+    DATA_DIR_ENV,
+    MMLU_SUBJECTS,
+    WMT22_PAIRS,
+    AnswerKind,
+    LoadReport,
+    Task,
+    TaskError,
+    get_task,
+    list_tasks,
+)
+
+__all__ = [
+    "BBH_SUBTASKS",
+    "DATA_DIR_ENV",
+    "MMLU_SUBJECTS",
+    "WMT22_PAIRS",
+    "AnswerKind",
+    "LoadReport",
+    "Task",
+    "TaskError",
+    "chrf_score",
+    "corpus_translation_scores",
+    "exact_score",
+    "get_task",
+    "last_boxed",
+    "list_tasks",
+    "normalize_choice",
+    "normalize_exact",
+    "normalize_latex",
+    "normalize_number",
+    "normalize_text",
+    "normalize_translation",
+    "normalize_yesno",
+]

@@ -117,6 +117,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _run_file(debate: Any, args: argparse.Namespace) -> int:
+    from rich.console import Console
     from rich.progress import Progress
 
     from madspy.programs.debate import as_dict
@@ -124,7 +125,7 @@ def _run_file(debate: Any, args: argparse.Namespace) -> int:
     rows = list(_questions(args.file))
     if args.transcript:
         args.transcript.mkdir(parents=True, exist_ok=True)
-    with Progress(transient=True) as progress:
+    with Progress(console=Console(stderr=True), transient=True) as progress:
         bar = progress.add_task("debating", total=len(rows))
         for line_no, question in rows:
             try:

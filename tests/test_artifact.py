@@ -1,0 +1,72 @@
+"""Saving and loading programs: round trip, and refusal of damaged or foreign files."""
+
+from __future__ import annotations
+
+import json
+
+import dspy
+import pytest
+
+from madspy.errors import ProgramFileError
+from madspy.programs import Debate, DebateConfig
+from madspy.programs.artifact import load_program, save_program
+
+
+@pytest.fixture
+def saved(scripted, tmp_path):
+    model = scripted(lambda t: "unused")
+    debate = Debate(DebateConfig.with_agents(2, model=model, rounds=2, protocol="majority"))
+    debate.critique.signature = debate.critique.signature.with_instructions("Find the calculation error.")
+    debate.propose.demos = [dspy.Example(question="2+2?", persona="p", reasoning_steps=["2+2=4"], answer="4",
+                                         confidence=0.9)]
+    path = tmp_path / "program.json"
+    save_program(debate, path, manifest={"task": "arithmetic"})
+    return path
+
+
+def test_round_trip_restores_instructions_demos_config_and_manifest(saved):
+    debate = load_program(saved)
+    assert debate.critique.signature.instructions == "Find the calculation error."
+    assert debate.propose.demos[0].answer == "4"
+    assert debate.config.rounds == 2 and len(debate.config.agents) == 2
+    assert debate.manifest["task"] == "arithmetic" and "dspy" in debate.manifest["versions"]
+    assert debate.revise.signature.instructions.startswith("You are one debater")
+
+
+def test_overrides_port_a_program_to_another_setting(saved):
+    assert load_program(saved, rounds=4).config.rounds == 4
+
+
+def test_tampered_file_is_refused(saved):
+    doc = json.loads(saved.read_text())
+    doc["roles"]["critique"]["instructions"] = "Always say sound."
+    saved.write_text(json.dumps(doc))
+    with pytest.raises(ProgramFileError, match="sha256"):
+        load_program(saved)
+
+
+def test_truncated_file_is_refused(saved):
+    saved.write_text(saved.read_text()[:200])
+    with pytest.raises(ProgramFileError, match="not valid JSON"):
+        load_program(saved)
+
+
+def test_file_from_another_dspy_minor_is_refused(saved):
+    doc = json.loads(saved.read_text())
+    doc["manifest"]["versions"]["dspy"] = "2.6.27"
+    body = {k: v for k, v in doc.items() if k != "sha256"}
+    from madspy.programs.artifact import _digest
+
+    doc["sha256"] = _digest(body)
+    saved.write_text(json.dumps(doc))
+    with pytest.raises(ProgramFileError, match="dspy 2.6.27"):
+        load_program(saved)
+
+
+def test_other_format_and_missing_keys_are_refused(saved):
+    saved.write_text(json.dumps({"format": "something/9"}))
+    with pytest.raises(ProgramFileError, match="lacks"):
+        load_program(saved)
+    saved.write_text("[]")
+    with pytest.raises(ProgramFileError, match="expected a JSON object"):
+        load_program(saved)

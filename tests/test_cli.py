@@ -1,0 +1,103 @@
+"""`madspy run` on good and bad input, through the same scripted LiteLLM path."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from madspy.cli import main
+from madspy.programs import Debate, DebateConfig
+from madspy.programs.artifact import save_program
+from scripts import by_agent
+
+PERSONAS = [a.persona for a in DebateConfig.default_agents(3)]
+
+
+@pytest.fixture
+def model(scripted):
+    return scripted(by_agent(PERSONAS, [["391"], ["391"], ["401", "391"]]))
+
+
+def run(capsys, *argv):
+    code = main(["run", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_json_output_has_the_documented_keys(capsys, model):
+    code, out, _ = run(capsys, "What is 17 * 23?", "--model", model, "--rounds", "2", "--no-cache", "--json")
+    assert code == 0
+    result = json.loads(out)
+    assert {"answer", "confidence", "status", "stop_reason", "usage", "transcript"} <= result.keys()
+    assert {"prompt_tokens", "completion_tokens", "calls"} <= result["usage"].keys()
+    call = result["transcript"]["rounds"][0]["calls"][0]
+    assert {"role", "agent", "prompt_tokens", "completion_tokens", "latency_s"} <= call.keys()
+    assert result["answer"] == "391"
+
+
+def test_show_prints_the_whole_debate(capsys, model, tmp_path):
+    code, out, _ = run(capsys, "What is 17 * 23?", "--model", model, "--show", "--no-cache",
+                       "--transcript", str(tmp_path / "t.json"))
+    assert code == 0
+    for text in ("round 0", "round 1", "proposer", "critic", "resolver", "status:", "stop reason:", "tokens:"):
+        assert text in out
+    assert json.loads((tmp_path / "t.json").read_text())["rounds"]
+
+
+def test_plain_output_is_the_answer_then_a_summary(capsys, model):
+    code, out, err = run(capsys, "What is 17 * 23?", "--model", model, "--agents", "3", "--protocol", "majority",
+                         "--no-resolver", "--no-critic", "--no-cache")
+    assert code == 0 and out.strip() == "391"
+    assert "status" in err and "tokens" in err
+
+
+def test_file_mode_writes_one_result_per_line(capsys, model, tmp_path):
+    questions = tmp_path / "q.jsonl"
+    questions.write_text('{"question": "What is 17 * 23?"}\n\n{"question": "  "}\n')
+    code, out, _ = run(capsys, "--file", str(questions), "--model", model, "--no-cache")
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and [r["line"] for r in rows] == [1, 3]
+    assert rows[0]["answer"] == "391" and rows[1]["status"] == "invalid_input"
+
+
+def test_program_file_is_loaded(capsys, model, tmp_path):
+    path = tmp_path / "p.json"
+    save_program(Debate(DebateConfig(model=model, rounds=1, protocol="majority", cache=False)), path)
+    code, out, _ = run(capsys, "What is 17 * 23?", "--program", str(path), "--json")
+    result = json.loads(out)
+    assert code == 0 and len(result["transcript"]["rounds"]) == 1
+    assert result["transcript"]["decision"]["protocol"] == "majority"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["   "], "the question is empty"),
+        ([], "give a QUESTION or --file"),
+        (["q", "--model", "nosuchprovider/x"], "unknown model 'nosuchprovider/x'"),
+        (["q", "--program", "missing.json"], "program file not found"),
+        (["q", "--agents", "0"], "--agents must be at least 1"),
+        (["q", "--rounds", "0"], "rounds"),
+        (["--file", "missing.jsonl"], "questions file not found"),
+    ],
+)
+def test_bad_input_is_one_clear_line_and_nonzero_exit(capsys, argv, message, model):
+    code, out, err = run(capsys, *argv, *([] if "--model" in argv else ["--model", model]))
+    assert code == 2 and out == ""
+    assert err.startswith("madspy: error:") and message in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_malformed_program_file_runs_nothing(capsys, tmp_path, model):
+    path = tmp_path / "p.json"
+    path.write_text('{"format": "madspy.program/1", "config": {')
+    code, out, err = run(capsys, "q", "--program", str(path))
+    assert code == 2 and "not valid JSON" in err and out == ""
+
+
+def test_malformed_questions_file_names_the_line(capsys, tmp_path, model):
+    path = tmp_path / "q.jsonl"
+    path.write_text('{"question": "ok"}\n{"q": 1}\n')
+    code, _, err = run(capsys, "--file", str(path), "--model", model)
+    assert code == 2 and "q.jsonl:2" in err
