@@ -47,6 +47,7 @@ class Job:
     lm: dspy.LM
     adapter: dspy.Adapter
     inputs: dict[str, Any] = field(default_factory=dict)
+    config: dict[str, Any] = field(default_factory=dict)  # per-call LM settings, e.g. rollout_id
 
 
 @dataclass
@@ -107,10 +108,10 @@ def _run(job: Job, t0: float) -> Outcome:
     with dspy.context(lm=job.lm, adapter=job.adapter), dspy.track_usage() as tracker:
         try:
             try:
-                prediction = job.predictor(**job.inputs)
+                prediction = job.predictor(**job.inputs, config=job.config)
             except AdapterParseError as parse_error:
                 attempts = 2
-                prediction = _with_parse_feedback(job.predictor, parse_error)(**job.inputs)
+                prediction = _with_parse_feedback(job.predictor, parse_error)(**job.inputs, config=job.config)
         except Exception as e:  # noqa: BLE001 - any failure of one call becomes a failed turn
             error = _one_line(e)
     prompt_tokens, completion_tokens = _tokens(tracker)

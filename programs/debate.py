@@ -99,7 +99,9 @@ class Debate(dspy.Module):
     def _job(self, role: str, agent: int | None, round_: int, predictor: dspy.Predict, model: str | None,
              temperature: float, **inputs: Any) -> Job:
         model = model or self.config.model
-        return Job(role, agent, round_, predictor, self._lm_for(model, temperature), adapter_for(model), inputs)
+        # A rollout id per agent keeps identical agents (self-consistency) from sharing cached replies.
+        config = {"rollout_id": agent} if agent is not None and temperature > 0 else {}
+        return Job(role, agent, round_, predictor, self._lm_for(model, temperature), adapter_for(model), inputs, config)
 
     def forward(self, question: str) -> dspy.Prediction:
         cfg = self.config

@@ -1,0 +1,74 @@
+"""Named debate settings, baselines included, built from the same parts.
+
+Baselines use the same models, parsing and accounting as the debate, so a
+comparison measures the method and nothing else.
+
+Example:
+    >>> from madspy.programs.presets import preset
+    >>> cfg = preset("du-mad", model="openai/gpt-4o-mini")
+    >>> len(cfg.agents), cfg.rounds, cfg.protocol, cfg.critic.enabled
+    (3, 2, 'majority', False)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from madspy.programs.config import AgentConfig, DebateConfig
+
+NEUTRAL_PERSONA = "a careful problem solver"
+
+
+def _sampled(k: int, temperature: float = 0.7) -> list[dict[str, Any]]:
+    """``k`` identical agents: independent samples of one prompt."""
+    return [AgentConfig(persona=NEUTRAL_PERSONA, temperature=temperature).model_dump() for _ in range(k)]
+
+
+def _no_debate(agents: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "agents": agents,
+        "rounds": 1,
+        "protocol": "majority",
+        "critic": {"enabled": False},
+        "resolver": {"enabled": False},
+        "stop": {"agreement_gate": None, "stable_rounds": 0},
+    }
+
+
+def cot() -> dict[str, Any]:
+    """Single-agent chain of thought: one answer with its reasoning steps."""
+    return _no_debate(_sampled(1, temperature=0.0))
+
+
+def self_consistency(k: int = 5) -> dict[str, Any]:
+    """``k`` independent samples, majority vote (Wang et al. 2023)."""
+    return _no_debate(_sampled(k))
+
+
+def du_mad() -> dict[str, Any]:
+    """Du et al. 2023: 3 agents, 2 rounds, all-to-all, majority; no critic, no judge, no early stop."""
+    return {
+        "agents": _sampled(3),
+        "rounds": 2,
+        "protocol": "majority",
+        "critic": {"enabled": False},
+        "resolver": {"enabled": False},
+        "stop": {"agreement_gate": None, "stable_rounds": 0},
+    }
+
+
+def debate() -> dict[str, Any]:
+    """madspy's default: personas, critic, resolver as judge, early stops."""
+    return {}
+
+
+PRESETS = {"cot": cot, "sc": self_consistency, "du-mad": du_mad, "debate": debate}
+
+
+def preset(name: str, **changes: Any) -> DebateConfig:
+    """The config of preset ``name`` (``sc`` accepts ``sc:K``), with ``changes`` merged in."""
+    base, _, arg = name.partition(":")
+    if base not in PRESETS:
+        raise ValueError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)} (sc:K for K samples)")
+    settings = PRESETS[base](int(arg)) if arg else PRESETS[base]()
+    return DebateConfig().updated(**settings).updated(**changes)
