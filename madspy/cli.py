@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from madspy.errors import InputError, MadspyError
+from madspy.eval_cli import add_bench, add_compare, add_eval
 
 RUN_EXAMPLES = """examples:
   madspy run "What is 17 * 23?" --show
@@ -31,6 +32,7 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
     p.add_argument("question", nargs="?", help="the question to debate")
     p.add_argument("--file", type=Path, help="JSONL file, one {\"question\": ...} per line; one result per line out")
     p.add_argument("--program", type=Path, help="a saved program (JSON) to run instead of the hand-written roles")
+    p.add_argument("--preset", help="named settings: debate (default), cot, sc, sc:K, du-mad")
     p.add_argument("--model", help="LiteLLM model string (default local/smollm2-135m, the embedded model)")
     p.add_argument("--agents", type=int, help="number of debaters (default 3)")
     p.add_argument("--rounds", type=int, help="rounds in all, round 0 included (default 3)")
@@ -48,6 +50,7 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
 def _debate(args: argparse.Namespace):
     from madspy.programs import Debate, DebateConfig
     from madspy.programs.artifact import load_program
+    from madspy.programs.presets import preset
 
     changes: dict[str, Any] = {
         name: getattr(args, name)
@@ -65,9 +68,11 @@ def _debate(args: argparse.Namespace):
         changes.setdefault("protocol", "majority")
     if args.no_cache:
         changes["cache"] = False
+    if args.program and args.preset:
+        raise InputError("give --program or --preset, not both")
     if args.program:
         return load_program(args.program, **changes)
-    return Debate(DebateConfig().updated(**changes))
+    return Debate(preset(args.preset or "debate", **changes))
 
 
 def _questions(path: Path) -> Iterator[tuple[int, str]]:
@@ -147,7 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_add_run]
+COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_add_run, add_eval, add_compare, add_bench]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from madspy.errors import InputError
 from madspy.programs.config import AgentConfig, DebateConfig
 
 NEUTRAL_PERSONA = "a careful problem solver"
@@ -68,7 +69,7 @@ PRESETS = {"cot": cot, "sc": self_consistency, "du-mad": du_mad, "debate": debat
 def preset(name: str, **changes: Any) -> DebateConfig:
     """The config of preset ``name`` (``sc`` accepts ``sc:K``), with ``changes`` merged in."""
     base, _, arg = name.partition(":")
-    if base not in PRESETS:
-        raise ValueError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)} (sc:K for K samples)")
+    if base not in PRESETS or (arg and (base != "sc" or not arg.isdigit() or int(arg) < 1)):
+        raise InputError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)} (sc:K for K samples)")
     settings = PRESETS[base](int(arg)) if arg else PRESETS[base]()
     return DebateConfig().updated(**settings).updated(**changes)

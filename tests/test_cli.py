@@ -101,3 +101,16 @@ def test_malformed_questions_file_names_the_line(capsys, tmp_path, model):
     path.write_text('{"question": "ok"}\n{"q": 1}\n')
     code, _, err = run(capsys, "--file", str(path), "--model", model)
     assert code == 2 and "q.jsonl:2" in err
+
+
+def test_presets_run_the_baselines(capsys, scripted):
+    model = scripted(lambda turn: {"reasoning_steps": ["x"], "answer": "391", "confidence": 0.6,
+                                   "evidence_ref": "none"})
+    code, out, _ = run(capsys, "q", "--preset", "sc:4", "--model", model, "--json")
+    rounds = json.loads(out)["transcript"]["rounds"]
+    assert code == 0 and len(rounds) == 1 and len(rounds[0]["calls"]) == 4
+    code, out, _ = run(capsys, "q", "--preset", "du-mad", "--model", model, "--json")
+    rounds = json.loads(out)["transcript"]["rounds"]
+    assert len(rounds) == 2 and {c["role"] for r in rounds for c in r["calls"]} == {"proposer"}
+    code, _, err = run(capsys, "q", "--preset", "sc:x", "--model", model)
+    assert code == 2 and "unknown preset" in err
