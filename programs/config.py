@@ -30,6 +30,8 @@ PERSONAS = (
 DEBATER_TEMPERATURES = (0.7, 0.8, 0.9)
 
 ProtocolName = Literal["majority", "judge"]
+MemoryPolicy = Literal["previous", "full", "mask_strict", "mask_lenient"]
+EchoReaction = Literal["none", "devils_advocate", "stop"]
 
 
 def _merge(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
@@ -53,11 +55,24 @@ class AgentConfig(_Strict):
 
 
 class RoleConfig(_Strict):
-    """A non-debater role (critic, resolver): on or off, model and temperature."""
+    """A non-debater role (critic, resolver, mask evaluator): on or off, model and temperature."""
 
     enabled: bool = True
     model: str | None = None
     temperature: float = Field(0.2, ge=0.0, le=2.0)
+
+
+class CriticConfig(RoleConfig):
+    """The critic; ``isolated`` shows it only the proposal, never the question (seed 002)."""
+
+    isolated: bool = False
+
+
+class EchoConfig(_Strict):
+    """When conformity flips exceed ``threshold`` of a round's flips, react (seed 001)."""
+
+    threshold: float = Field(0.5, ge=0.0, le=1.0)
+    reaction: EchoReaction = "devils_advocate"
 
 
 class StopConfig(_Strict):
@@ -80,9 +95,13 @@ class DebateConfig(_Strict):
     agents: list[AgentConfig] = Field(default_factory=lambda: DebateConfig.default_agents(3))
     rounds: int = Field(3, ge=1, le=20, description="rounds in all, the independent round 0 included")
     protocol: ProtocolName = "judge"
-    critic: RoleConfig = Field(default_factory=lambda: RoleConfig(temperature=0.3))
+    critic: CriticConfig = Field(default_factory=lambda: CriticConfig(temperature=0.3))
     resolver: RoleConfig = Field(default_factory=lambda: RoleConfig(temperature=0.1))
     stop: StopConfig = Field(default_factory=StopConfig)
+    memory: MemoryPolicy = Field("previous", description="which peer answers a reviser sees")
+    mask: RoleConfig = Field(default_factory=lambda: RoleConfig(temperature=0.0))
+    echo: EchoConfig = Field(default_factory=EchoConfig)
+    budget_tokens: int | None = Field(None, ge=1, description="hard token budget per question")
     max_tokens: int = Field(512, ge=16, description="completion tokens per call")
     concurrency: int = Field(8, ge=1, description="LM calls in flight at once within one debate")
     timeout_s: float = Field(120.0, gt=0)
@@ -123,4 +142,4 @@ class DebateConfig(_Strict):
     def models(self) -> set[str]:
         """Every model string the debate may call."""
         used = {self.model} | {a.model for a in self.agents if a.model}
-        return used | {r.model for r in (self.critic, self.resolver) if r.enabled and r.model}
+        return used | {r.model for r in (self.critic, self.resolver, self.mask) if r.enabled and r.model}

@@ -27,10 +27,12 @@ from madspy.models import adapter_for, check_question, make_lm
 from madspy.programs.answers import normalize_answer
 from madspy.programs.calls import Job, Outcome, run_jobs
 from madspy.programs.config import DebateConfig
+from madspy.programs.flips import Flip, echo_ratio, flip_kind
+from madspy.programs.memory import MASKED, MaskDecision, keeps, peer_view
 from madspy.programs.protocols import Vote, get_protocol, tally
 from madspy.programs.stopping import first_reason, stop_rules
 from madspy.programs.transcript import Call, Decision, Round, Transcript, Usage
-from madspy.signatures import Critique, Propose, Resolve, Revise
+from madspy.signatures import Critique, CritiqueProposalOnly, MaskEvaluate, Propose, Resolve, Revise
 
 CONVERGED_REASONS = {"confident_agreement", "stable_answers"}
 
@@ -87,8 +89,9 @@ class Debate(dspy.Module):
         self.manifest: dict[str, Any] = {}  # set by load_program: task, model, scores, versions
         self.propose = dspy.Predict(Propose)
         self.revise = dspy.Predict(Revise)
-        self.critique = dspy.Predict(Critique)
+        self.critique = dspy.Predict(CritiqueProposalOnly if self.config.critic.isolated else Critique)
         self.resolve = dspy.Predict(Resolve)
+        self.mask = dspy.Predict(MaskEvaluate)
         for model in self.config.models():  # fail now, not mid-debate, on an unknown model
             self._lm_for(model, 0.0)
 
@@ -135,6 +138,9 @@ class _Run:
         self.proposals: dict[int, dspy.Prediction] = {}
         self.critiques: dict[int, list[str]] = {}
         self.history: list[list[Vote]] = []
+        self.snapshots: list[dict[int, str]] = []  # formatted proposals after each round
+        self.dropped: set[int] = set()  # agents whose last answer the mask removed
+        self.notes: dict[int, str] = {}  # per-agent instruction for the next round
 
     # -- steps ---------------------------------------------------------------
     def _run(self, jobs: list[Job], rnd: Round) -> list[Outcome]:
@@ -151,28 +157,75 @@ class _Run:
         jobs = []
         for i, agent in enumerate(cfg.agents):
             if i in self.proposals:
-                peers = [f"agent {j}: {format_proposal(p)}" for j, p in self.proposals.items() if j != i]
                 jobs.append(d._job(
                     "proposer", i, rnd.index, d.revise, agent.model, agent.temperature,
                     question=self.question, persona=agent.persona,
-                    previous_answer=format_proposal(self.proposals[i]), peer_answers=peers,
-                    critiques=self.critiques.get(i, []), referee_note="",
+                    previous_answer=format_proposal(self.proposals[i]),
+                    peer_answers=peer_view(cfg.memory, i, self.snapshots, self.dropped),
+                    critiques=self.critiques.get(i, []), referee_note=self.notes.get(i, ""),
                 ))
             else:
                 jobs.append(d._job("proposer", i, rnd.index, d.propose, agent.model, agent.temperature,
                                    question=self.question, persona=agent.persona))
+        self.notes = {}
         for job, outcome in zip(jobs, self._run(jobs, rnd)):
             if outcome.prediction is not None:
                 self.proposals[job.agent] = outcome.prediction
             elif job.agent in self.proposals:
                 rnd.events.append(f"agent {job.agent} keeps its previous answer")
+        self.snapshots.append({i: format_proposal(p) for i, p in sorted(self.proposals.items())})
+
+    def _mask_step(self, rnd: Round) -> None:
+        """Label every last-round answer; drop those the policy rejects (seed 003)."""
+        d, mask = self.debate, self.cfg.mask
+        last = self.snapshots[-1]
+        jobs = [d._job("mask", j, rnd.index, d.mask, mask.model, mask.temperature,
+                       question=self.question, memory=text) for j, text in last.items()]
+        self.dropped = set()
+        for j, outcome in zip(last, self._run(jobs, rnd)):
+            label = str(outcome.prediction.label) if outcome.prediction is not None else "ERROR"
+            kept = keeps(label, self.cfg.memory)
+            rnd.masks.append(MaskDecision(agent=j, round=rnd.index - 1, label=label, kept=kept))
+            if not kept:
+                self.dropped.add(j)
+
+    def _flips(self, rnd: Round, votes: list[Vote]) -> str | None:
+        """Record answer changes; on an echo alarm react as configured (returns a stop reason)."""
+        before = {v.agent: v.key for v in self.history[-1]} if self.history else {}
+        for v in votes:
+            if v.agent in before and before[v.agent] != v.key:
+                ref = str(self.proposals[v.agent].get("evidence_ref") or "")
+                rnd.flips.append(Flip(agent=v.agent, round=rnd.index, before=before[v.agent], after=v.key,
+                                      evidence_ref=ref, kind=flip_kind(ref)))
+        rnd.echo_ratio = echo_ratio([f.kind for f in rnd.flips])
+        echo = self.cfg.echo
+        if rnd.echo_ratio is None or rnd.echo_ratio <= echo.threshold or echo.reaction == "none":
+            return None
+        rnd.events.append(f"echo alarm: {rnd.echo_ratio:.2f} of flips cite no argument (> {echo.threshold})")
+        if echo.reaction == "stop":
+            return "echo_alarm"
+        majority = next(iter(tally(votes)))
+        advocate = next(f.agent for f in rnd.flips if f.kind == "conformity")
+        self.notes[advocate] = (
+            f"Devil's advocate: most debaters now answer {majority}. Argue for the strongest alternative "
+            f"answer and find the flaw in the majority's reasoning; keep {majority} only if no alternative survives."
+        )
+        rnd.events.append(f"agent {advocate} plays devil's advocate next round")
+        return None
+
+    def _spent(self) -> int:
+        return sum(c.prompt_tokens + c.completion_tokens for r in self.transcript.rounds for c in r.calls)
+
+    def _over_budget(self) -> bool:
+        return self.cfg.budget_tokens is not None and self._spent() >= self.cfg.budget_tokens
 
     def _critique_step(self, rnd: Round) -> None:
         d, critic = self.debate, self.cfg.critic
         agents = sorted(self.proposals)
         jobs = [
             d._job("critic", i, rnd.index, d.critique, critic.model, critic.temperature,
-                   question=self.question, proposal=format_proposal(self.proposals[i]))
+                   proposal=format_proposal(self.proposals[i]),
+                   **({} if critic.isolated else {"question": self.question}))
             for i in agents
         ]
         self.critiques = {
@@ -217,30 +270,46 @@ class _Run:
             rnd = Round(index=r)
             started = time.perf_counter()
             self.transcript.rounds.append(rnd)
-            self._answer_step(rnd)
-            votes = self._votes(rnd)
-            self.history.append(votes)
-            reason = "all_agents_failed" if not votes else first_reason(rules, self.history)
-            final = reason is not None
-            needs_critique = cfg.critic.enabled and (
-                not final or (cfg.protocol == "judge" and reason not in ("confident_agreement", "all_agents_failed"))
-            )
-            if needs_critique:
-                self._critique_step(rnd)
+            reason = self._round(rnd, rules)
             rnd.wall_s = round(time.perf_counter() - started, 4)
-            if final:
+            if reason is not None:
                 stop_reason = reason
                 break
         return self._finish(stop_reason)
 
+    def _round(self, rnd: Round, rules: list) -> str | None:
+        """One round's steps; returns why the debate stops after it, or None to go on."""
+        cfg = self.cfg
+        if rnd.index > 0 and cfg.memory in MASKED and cfg.mask.enabled:
+            self._mask_step(rnd)
+        if self._over_budget():
+            return "budget_exhausted"
+        self._answer_step(rnd)
+        votes = self._votes(rnd)
+        echo_stop = self._flips(rnd, votes)
+        self.history.append(votes)
+        if not votes:
+            return "all_agents_failed"
+        reason = ("budget_exhausted" if self._over_budget() else None) or echo_stop or first_reason(rules, self.history)
+        needs_critique = cfg.critic.enabled and (
+            reason is None or (cfg.protocol == "judge" and reason in ("stable_answers", "max_rounds", "echo_alarm"))
+        )
+        if needs_critique:
+            self._critique_step(rnd)
+            if reason is None and self._over_budget():
+                reason = "budget_exhausted"
+        return reason
+
     def _decide(self, votes: list[Vote], stop_reason: str) -> Decision:
-        if stop_reason == "confident_agreement" and self.cfg.protocol == "judge":
+        skip_judge = {"confident_agreement": "unanimous and confident; resolver not needed",
+                      "budget_exhausted": "token budget spent; majority of the last answers"}
+        if stop_reason in skip_judge and self.cfg.protocol == "judge":
             decision = get_protocol("majority").decide(votes)
-            return decision.model_copy(update={"note": "unanimous and confident; resolver not needed"})
+            return decision.model_copy(update={"note": skip_judge[stop_reason]})
         return get_protocol(self.cfg.protocol).decide(votes, judge=self._judge)
 
     def _finish(self, stop_reason: str) -> dspy.Prediction:
-        votes = self.history[-1] if self.history else []
+        votes = next((v for v in reversed(self.history) if v), [])
         decision = self._decide(votes, stop_reason) if votes else Decision(
             protocol=self.cfg.protocol, answer=None, confidence=0.0, tally=tally(votes), note="no agent answered")
         calls: list[Call] = self.transcript.calls()
@@ -262,6 +331,8 @@ class _Run:
     def _status(stop_reason: str, votes: list[Vote], decision: Decision, calls: list[Call]) -> str:
         if decision.answer is None:
             return "failed"
+        if stop_reason == "budget_exhausted":
+            return "budget_exhausted"
         if any(not c.ok for c in calls):
             return "degraded"
         if decision.judge_status == "undetermined":

@@ -17,6 +17,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from madspy.programs.flips import Flip
+from madspy.programs.memory import MaskDecision
+
 Role = str  # "proposer" | "critic" | "resolver" | "referee" | "mask"
 
 
@@ -46,6 +49,9 @@ class Round(BaseModel):
     index: int
     calls: list[Call] = Field(default_factory=list)
     votes: dict[str, str] = Field(default_factory=dict)
+    flips: list[Flip] = Field(default_factory=list)
+    echo_ratio: float | None = None
+    masks: list[MaskDecision] = Field(default_factory=list)
     events: list[str] = Field(default_factory=list)
     wall_s: float = 0.0
 

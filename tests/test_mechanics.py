@@ -1,0 +1,123 @@
+"""Debate mechanisms whose outcome differs when they are on and off (scripted models)."""
+
+from __future__ import annotations
+
+from madspy.programs import AgentConfig, Debate, DebateConfig
+from madspy.testing import calls_of
+from scripts import by_agent, critique, proposal
+
+PERSONAS = ["A", "B", "C"]
+QUESTION = "What is 6 * 7? Secret-marker-9931."
+
+
+def config(model: str, **settings) -> DebateConfig:
+    agents = [AgentConfig(persona=p) for p in PERSONAS]
+    base = dict(model=model, agents=agents, cache=False, num_retries=0, protocol="majority",
+                resolver={"enabled": False}, stop={"stable_rounds": 0, "agreement_gate": None})
+    return DebateConfig(**base).updated(**settings)
+
+
+def follower_script(turn):
+    """A and B start wrong (41), C right (42). A reviser adopts 42 only when every peer it sees says 42."""
+    if turn.role == "propose":
+        return proposal("42" if turn.inputs["persona"] == "C" else "41")
+    if turn.role == "revise":
+        peers = turn.input_json("peer_answers")
+        own = turn.inputs["previous_answer"].split()[1]
+        if peers and all("answer: 42" in p for p in peers):
+            return proposal("42", evidence="agent 2: 6*7 is 42, not 41")
+        return proposal(own)
+    if turn.role == "mask":
+        return {"label": "YES" if "answer: 42" in turn.inputs["memory"] else "NO"}
+    return critique(flawed=False)
+
+
+def test_masking_lets_an_evidence_based_minority_overturn_a_wrong_majority(scripted):
+    plain = Debate(config(scripted(follower_script), rounds=2, critic={"enabled": False}))(question=QUESTION)
+    masked_model = scripted(follower_script)
+    masked = Debate(config(masked_model, rounds=2, critic={"enabled": False}, memory="mask_strict"))(question=QUESTION)
+    assert plain.answer == "41"
+    assert masked.answer == "42"
+    masks = masked.transcript.rounds[1].masks
+    assert [(m.agent, m.label, m.kept) for m in masks] == [(0, "NO", False), (1, "NO", False), (2, "YES", True)]
+    seen = [t.input_json("peer_answers") for t in calls_of(masked_model) if t.role == "revise"]
+    assert all("answer: 41" not in p for peers in seen for p in peers)
+
+
+def test_lenient_mask_keeps_not_sure_and_strict_drops_it(scripted):
+    def script(turn):
+        if turn.role == "mask":
+            return {"label": "NOT_SURE"}
+        return follower_script(turn)
+
+    for policy, kept in (("mask_lenient", True), ("mask_strict", False)):
+        result = Debate(config(scripted(script), rounds=2, critic={"enabled": False}, memory=policy))(question=QUESTION)
+        assert {m.kept for m in result.transcript.rounds[1].masks} == {kept}
+
+
+def test_full_memory_shows_every_earlier_round(scripted):
+    model = scripted(by_agent(PERSONAS, [["1", "2", "3"], ["1"], ["1"]]))
+    Debate(config(model, rounds=3, critic={"enabled": False}, memory="full"))(question=QUESTION)
+    last = [t for t in calls_of(model) if t.role == "revise" and t.inputs["persona"] == "B"][-1]
+    peers = last.input_json("peer_answers")
+    assert any("round 0" in p for p in peers) and any("round 1" in p for p in peers) and len(peers) == 4
+
+
+def conformist(evidence: str):
+    def script(turn):
+        if turn.role == "propose":
+            return proposal({"A": "1", "B": "2", "C": "2"}[turn.inputs["persona"]])
+        if turn.role == "revise":
+            return proposal("2", evidence=evidence if turn.inputs["persona"] == "A" else "none")
+        return critique(flawed=False)
+
+    return script
+
+
+def test_echo_alarm_fires_on_conformity_flips_only(scripted):
+    herd = Debate(config(scripted(conformist("none")), rounds=2, critic={"enabled": False}))(question=QUESTION)
+    (flip,) = herd.transcript.rounds[1].flips
+    assert flip.kind == "conformity" and herd.transcript.rounds[1].echo_ratio == 1.0
+    assert any("echo alarm" in e for e in herd.transcript.rounds[1].events)
+
+    argued = Debate(config(scripted(conformist("agent 1: step 2 shows the sum is 2")), rounds=2,
+                           critic={"enabled": False}))(question=QUESTION)
+    assert argued.transcript.rounds[1].flips[0].kind == "evidence"
+    assert not any("echo alarm" in e for e in argued.transcript.rounds[1].events)
+
+
+def test_echo_alarm_devils_advocate_reaches_the_next_round(scripted):
+    model = scripted(conformist("none"))
+    Debate(config(model, rounds=3, critic={"enabled": False}))(question=QUESTION)
+    notes = [t.inputs["referee_note"] for t in calls_of(model) if t.role == "revise"]
+    round2_notes = notes[3:]
+    assert any("Devil's advocate" in n for n in round2_notes) and not any(notes[:3])
+
+
+def test_echo_alarm_can_stop_the_debate(scripted):
+    result = Debate(config(scripted(conformist("none")), rounds=4, critic={"enabled": False},
+                           echo={"reaction": "stop"}))(question=QUESTION)
+    assert result.stop_reason == "echo_alarm" and len(result.transcript.rounds) == 2
+
+
+def test_budget_stops_mid_round_and_still_answers(scripted):
+    model = scripted(by_agent(PERSONAS, [["1"], ["2"], ["2"]]))
+    unlimited = Debate(config(model, rounds=3))(question=QUESTION)
+    proposers = sum(c.prompt_tokens + c.completion_tokens for c in unlimited.transcript.rounds[0].calls
+                    if c.role == "proposer")
+    result = Debate(config(scripted(by_agent(PERSONAS, [["1"], ["2"], ["2"]])), rounds=3,
+                           budget_tokens=proposers))(question=QUESTION)
+    assert result.status == "budget_exhausted" and result.stop_reason == "budget_exhausted"
+    assert result.answer == "2"
+    assert [c.role for c in result.transcript.calls()] == ["proposer"] * 3  # the critic step never ran
+
+
+def test_isolated_critic_never_sees_the_question(scripted):
+    model = scripted(by_agent(PERSONAS, [["1"], ["2"], ["2"]]))
+    Debate(config(model, rounds=2, critic={"isolated": True}))(question=QUESTION)
+    critics = [t for t in calls_of(model) if t.role.startswith("critique")]
+    assert critics and all(t.role == "critique_blind" for t in critics)
+    assert all("Secret-marker-9931" not in str(m["content"]) for t in critics for m in t.messages)
+    model = scripted(by_agent(PERSONAS, [["1"], ["2"], ["2"]]))
+    Debate(config(model, rounds=2))(question=QUESTION)
+    assert all("Secret-marker-9931" in t.inputs["question"] for t in calls_of(model) if t.role == "critique")
