@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Evaluate cot, sc, du-mad and debate on the bench model (Qwen2.5-Coder-1.5B, local GGUF)
+# for gsm8k and arc_challenge, and append the summary tables to bench/RESULTS.md.
+#
+# Usage (from anywhere):  bench/run_eval.sh
+# Overrides (environment): TASKS="gsm8k arc_challenge"  N=50  PROGRAMS=cot,sc,du-mad,debate  SEED=0
+#   DATA_DIR=../shared/data (relative to the repo root)  OUT_ROOT=bench/runs  CONCURRENCY=1
+#   MAX_TOKENS= (empty: the programs' default)  MODEL= (empty: local/<fetched bench model>)
+# Takes hours on 2 cores (about 15 tokens/s). Rerunning resumes: finished rows are skipped.
+# Quick check: N=2 PROGRAMS=cot TASKS=gsm8k bench/run_eval.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+TASKS="${TASKS:-gsm8k arc_challenge}"
+N="${N:-50}"
+PROGRAMS="${PROGRAMS:-cot,sc,du-mad,debate}"
+SEED="${SEED:-0}"
+DATA_DIR="${DATA_DIR:-../shared/data}"
+OUT_ROOT="${OUT_ROOT:-bench/runs}"
+CONCURRENCY="${CONCURRENCY:-1}"  # a local model serializes its calls: more only queues them
+MAX_TOKENS="${MAX_TOKENS:-}"
+MODEL="${MODEL:-local/$(../shared/tools/fetch-bench-model | tail -n 1)}"
+RESULTS=bench/RESULTS.md
+
+cpu="$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | sed 's/^ *//' || true)"
+machine="$(nproc) cores${cpu:+ ($cpu)}, $(uname -sm)"
+
+for task in $TASKS; do
+  out="$OUT_ROOT/$task-n$N-seed$SEED"
+  cmd=(madspy eval --task "$task" --model "$MODEL" --programs "$PROGRAMS" --n "$N" --seed "$SEED"
+       --data-dir "$DATA_DIR" --concurrency "$CONCURRENCY" --out "$out")
+  [ -n "$MAX_TOKENS" ] && cmd+=(--max-tokens "$MAX_TOKENS")
+  echo "+ ${cmd[*]}" >&2
+  "${cmd[@]}"
+  {
+    echo
+    echo "## madspy eval: $task, $N questions ($(date -u +%Y-%m-%d))"
+    echo
+    echo "- model: \`$MODEL\`"
+    echo "- machine: $machine"
+    echo "- command: \`${cmd[*]}\` (via bench/run_eval.sh)"
+    echo "- rows: \`$out/rows.jsonl\`"
+    echo
+    cat "$out/summary.md"
+  } >> "$RESULTS"
+done
+echo "appended to $RESULTS" >&2

@@ -1,0 +1,138 @@
+"""The ``madspy eval``, ``madspy compare`` and ``madspy bench`` subcommands.
+
+Example:
+    $ madspy eval --task gsm8k --model openai/gpt-4o-mini --programs cot,sc,du-mad,debate --n 100 --out runs/gsm8k
+    $ madspy compare runs/gsm8k debate cot
+    $ madspy bench engine --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+EVAL_EXAMPLES = """examples:
+  madspy eval --task gsm8k --model openai/gpt-4o-mini --programs cot,sc,du-mad,debate --n 100 --out runs/gsm8k
+  madspy eval --task arc_challenge --model local/model.gguf --programs cot,compiled/arc.json \
+      --data-dir data --out runs/arc
+rerun the same command to resume; rows already in OUT/rows.jsonl are skipped.
+"""
+
+
+def add_eval(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("eval", help="evaluate programs and baselines on a task", epilog=EVAL_EXAMPLES,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--task", required=True, help="task name (madspy.data.list_tasks())")
+    p.add_argument("--model", required=True, help="LiteLLM model string every program uses")
+    p.add_argument("--programs", required=True,
+                   help="comma-separated presets (cot, sc, sc:K, du-mad, debate) and/or program .json files")
+    p.add_argument("--n", type=int, default=100, help="questions sampled (default 100)")
+    p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
+    p.add_argument("--split", help="data split (default: the task's)")
+    p.add_argument("--data-dir", type=Path, help="folder laid out as <data_dir>/<task>/<file>")
+    p.add_argument("--concurrency", type=int, default=8, help="questions in flight at once (default 8)")
+    p.add_argument("--max-tokens", type=int, help="completion tokens per call (default: the program's)")
+    p.add_argument("--no-cache", action="store_true", help="do not reuse cached LM replies")
+    p.add_argument("--out", type=Path, required=True, help="folder for settings, rows, transcripts and summary")
+    p.set_defaults(handler=cmd_eval)
+
+
+def add_compare(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("compare", help="paired test between two programs of an eval")
+    p.add_argument("rows", type=Path, help="an eval folder or its rows.jsonl")
+    p.add_argument("a", help="program A (as named in the rows)")
+    p.add_argument("b", help="program B")
+    p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    p.set_defaults(handler=cmd_compare)
+
+
+def add_bench(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("bench", help="benchmarks of madspy itself")
+    p.add_argument("what", choices=["engine"], help="engine: concurrency efficiency, overhead, throughput")
+    p.add_argument("--latency", type=float, default=0.2, help="seconds each scripted call takes (default 0.2)")
+    p.add_argument("--questions", type=int, default=100, help="questions of the throughput run (default 100)")
+    p.add_argument("--concurrency", type=int, default=16, help="questions in flight in the throughput run")
+    p.add_argument("--repeats", type=int, default=3, help="timed runs per debate; the median is kept")
+    p.add_argument("--json", action="store_true", help="print JSON (default: one line per number)")
+    p.set_defaults(handler=cmd_bench)
+
+
+def _print_table(summary: pd.DataFrame, title: str) -> None:
+    """The summary with one column per program (it has more metrics than programs)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title)
+    table.add_column("metric")
+    for name in summary.index:
+        table.add_column(str(name), justify="right")
+
+    def cell(value: object) -> str:
+        if isinstance(value, float):
+            return "-" if math.isnan(value) else f"{value:.3f}"
+        return str(value)
+
+    for metric, values in summary.T.iterrows():
+        table.add_row(str(metric), *(cell(v) for v in values))
+    Console().print(table)
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from madspy.evaluation import evaluate, write_summary
+
+    programs = [p.strip() for p in args.programs.split(",") if p.strip()]
+    ev = evaluate(args.task, args.model, programs, out=args.out, n=args.n, seed=args.seed, split=args.split,
+                  data_dir=args.data_dir, concurrency=args.concurrency, max_tokens=args.max_tokens,
+                  cache=not args.no_cache)
+    err = Console(stderr=True)
+    if ev.skipped:
+        err.print(f"{args.task}: skipped {ev.skipped} rows whose gold answer did not parse")
+    if ev.matched_k is not None:
+        err.print(f"token-matched self-consistency: sc-matched:{ev.matched_k}")
+    err.print(f"questions from {ev.source}")
+    _print_table(ev.summary, f"{args.task} | {args.model.rsplit('/', 1)[-1]}")
+    csv, md = write_summary(ev.summary, ev.out)
+    err.print(f"rows: {ev.out / 'rows.jsonl'}  summary: {csv}, {md}")
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from madspy.evaluation import compare, load_rows
+
+    c = compare(load_rows(args.rows), args.a, args.b)
+    if args.json:
+        print(json.dumps(asdict(c) | {"verdict": c.verdict}))
+        return 0
+    d = c.difference
+    print(f"paired questions: {c.n}")
+    print(f"accuracy: {c.a} {c.accuracy_a:.3f} | {c.b} {c.accuracy_b:.3f}")
+    print(f"difference {c.a} - {c.b}: {d.mean_difference:+.3f} (95% paired-bootstrap CI {d.low:+.3f} to {d.high:+.3f})")
+    print(f"McNemar: {c.a} only right {c.mcnemar.a_only}, {c.b} only right {c.mcnemar.b_only}, "
+          f"p = {c.mcnemar.p_value:.4g} ({c.mcnemar.method})")
+    print(f"tokens per question: {c.a} {c.tokens_a:.0f} | {c.b} {c.tokens_b:.0f}")
+    print(f"wall seconds per question: {c.a} {c.wall_s_a:.2f} | {c.b} {c.wall_s_b:.2f}")
+    print(c.verdict)
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from madspy.bench import engine_benchmark
+
+    result = engine_benchmark(latency_s=args.latency, questions=args.questions, concurrency=args.concurrency,
+                              repeats=args.repeats)
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    for key, value in result.items():
+        print(f"{key}: {json.dumps(value)}")
+    return 0

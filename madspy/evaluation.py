@@ -1,0 +1,412 @@
+"""Evaluate debate programs and baselines on a task, row by row, and compare them.
+
+``evaluate`` runs every program on the same sampled questions (questions in
+parallel), appends one JSON row per (program, question) to ``<out>/rows.jsonl``
+the moment it finishes, and summarizes the rows per program. Rerunning with the
+same ``out`` skips the rows already there; an ``out`` made with other settings is
+refused. ``compare`` runs paired tests between two programs' rows.
+
+A row holds program, id, gold, answer, score, correct, confidence, status,
+stop_reason, usage, wall_s, proposals (each agent's answer and correctness per
+round), critic (per critic call: was the judged proposal correct, was it flagged),
+flips, and the path of its transcript under ``<out>/transcripts/``.
+
+A row is "correct" when its score is at least 0.5 (exact-match tasks score 0 or 1;
+chrF scores of translation tasks are thresholded). Difficulty strata come from the
+``cot`` program: with one run per question its "single-agent accuracy" is 1.0 or
+0.0, so questions are "easy" or "hard" and the "medium" stratum stays empty.
+
+Example:
+    >>> from madspy.evaluation import evaluate, compare, load_rows
+    >>> # ev = evaluate("gsm8k", "openai/gpt-4o-mini", ["cot", "sc", "debate"], n=100, out="runs/gsm8k")
+    >>> # ev.summary.loc["debate", "accuracy"]
+    >>> # compare(load_rows("runs/gsm8k"), "debate", "cot").verdict
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import dspy
+import pandas as pd
+
+from madspy.data import Task, get_task
+from madspy.errors import InputError
+from madspy.optimizers import metrics
+from madspy.programs.artifact import load_program
+from madspy.programs.debate import Debate
+from madspy.programs.presets import PRESETS, preset
+from madspy.programs.transcript import Transcript
+
+CORRECT_AT = 0.5
+MAX_MATCHED_K = 16
+ROWS_FILE, SETTINGS_FILE = "rows.jsonl", "settings.json"
+Row = dict[str, Any]
+
+
+class EvalError(InputError):
+    """An evaluation that cannot run or rows that cannot be compared."""
+
+
+# -- programs ------------------------------------------------------------------
+
+def build_program(spec: str, task: Task, model: str, *, max_tokens: int | None = None,
+                  cache: bool = True) -> Debate:
+    """A ``Debate`` for a preset name (cot, sc, sc:K, du-mad, debate) or a saved program path.
+
+    Votes are counted on ``task.normalize``d answers.
+
+    >>> len(build_program("sc:3", get_task("arithmetic"), "openai/gpt-4o-mini").config.agents)
+    3
+    """
+    changes: dict[str, Any] = {"model": model, "cache": cache}
+    if max_tokens is not None:
+        changes["max_tokens"] = max_tokens
+    if spec.endswith(".json") or "/" in spec or Path(spec).is_file():
+        debate = load_program(spec, **changes)
+        debate.normalize = task.normalize
+        return debate
+    try:
+        config = preset(spec, **changes)
+    except ValueError:
+        raise EvalError(f"unknown program {spec!r}: not a preset ({', '.join(PRESETS)}, sc:K) "
+                        "and not a program file (*.json)") from None
+    return Debate(config, normalize=task.normalize)
+
+
+def matched_k(rows: Iterable[Row], sc: str = "sc", debate: str = "debate") -> int | None:
+    """Samples that give self-consistency the debate's mean tokens per question.
+
+    K = round(debate mean tokens / sc tokens per sample), clamped to 1..16; None
+    without rows of both programs.
+
+    >>> rows = [{"program": "sc", "usage": {"prompt_tokens": 400, "completion_tokens": 100, "calls": 5}},
+    ...         {"program": "debate", "usage": {"prompt_tokens": 900, "completion_tokens": 300, "calls": 9}}]
+    >>> matched_k(rows)
+    12
+    """
+    rows = list(rows)
+    sc_rows = [r["usage"] for r in rows if r["program"] == sc]
+    debate_rows = [r["usage"] for r in rows if r["program"] == debate]
+    sc_calls = sum(u["calls"] for u in sc_rows)
+    if not sc_rows or not debate_rows or not sc_calls:
+        return None
+    per_sample = sum(_tokens(u) for u in sc_rows) / sc_calls
+    debate_mean = sum(_tokens(u) for u in debate_rows) / len(debate_rows)
+    return max(1, min(MAX_MATCHED_K, round(debate_mean / per_sample))) if per_sample else None
+
+
+def _tokens(usage: dict[str, Any]) -> int:
+    return int(usage.get("prompt_tokens") or 0) + int(usage.get("completion_tokens") or 0)
+
+
+# -- rows ----------------------------------------------------------------------
+
+def debate_trace(transcript: Transcript, is_correct: Callable[[str], bool]) -> dict[str, list[Row]]:
+    """Per-round proposal correctness, critic verdicts and answer flips of one debate.
+
+    A critic call in round r judges the same agent's latest proposal (its round-r
+    one unless that call failed). Flips come from the debate's own flip ledger
+    (evidence vs conformity, see ``madspy.programs.flips``), with the correctness
+    of the answer before and after.
+    """
+    latest: dict[int, Row] = {}
+    proposals: list[Row] = []
+    critic: list[Row] = []
+    for rnd in transcript.rounds:
+        for call in rnd.calls:  # in step order: proposers, then critics, then the resolver
+            if not call.ok or call.output is None or call.agent is None:
+                continue
+            if call.role == "proposer":
+                answer = str(call.output.get("answer") or "").strip()
+                latest[call.agent] = {"round": rnd.index, "agent": call.agent, "answer": answer,
+                                      "correct": is_correct(answer)}
+                proposals.append(latest[call.agent])
+            elif call.role == "critic" and call.agent in latest:
+                critic.append({"round": rnd.index, "agent": call.agent,
+                               "proposal_correct": latest[call.agent]["correct"],
+                               "flagged": call.output.get("verdict") == "flawed"})
+    flips = [{"round": f.round, "agent": f.agent, "kind": f.kind, "before_correct": is_correct(f.before),
+              "after_correct": is_correct(f.after)} for rnd in transcript.rounds for f in rnd.flips]
+    return {"proposals": proposals, "critic": critic, "flips": flips}
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^\w.-]+", "_", name)
+
+
+def _run_one(name: str, debate: Debate, example: dspy.Example, task: Task, out: Path) -> Row:
+    question = f"{example.question}\n\n{task.instructions}" if task.instructions else example.question
+    row: Row = {"program": name, "id": example.id, "gold": example.answer}
+    started = time.perf_counter()
+    try:
+        result = debate(question=question)
+    except InputError as e:  # e.g. a question too long for the model: recorded, not fatal
+        return row | {"answer": None, "score": 0.0, "correct": False, "confidence": 0.0,
+                      "status": "invalid_input", "stop_reason": str(e), "usage": {}, "wall_s": 0.0}
+    wall_s = round(time.perf_counter() - started, 4)
+    score = task.score(result.answer, example.answer)
+    transcript_path = Path("transcripts", _safe(name), f"{_safe(str(example.id))}.json")
+    (out / transcript_path).parent.mkdir(parents=True, exist_ok=True)
+    result.transcript.save(out / transcript_path)
+    return row | {
+        "answer": result.answer,
+        "score": score,
+        "correct": score >= CORRECT_AT,
+        "confidence": min(1.0, max(0.0, float(result.confidence or 0.0))),
+        "status": result.status,
+        "stop_reason": result.stop_reason,
+        "usage": result.usage,
+        "wall_s": wall_s,
+        **debate_trace(result.transcript, lambda a: task.score(a, example.answer) >= CORRECT_AT),
+        "transcript": str(transcript_path),
+    }
+
+
+def load_rows(path: str | Path) -> list[Row]:
+    """The rows of an eval folder (or of a rows.jsonl file); a torn last line is ignored."""
+    path = Path(path)
+    file = path / ROWS_FILE if path.is_dir() else path
+    if not file.is_file():
+        raise EvalError(f"no eval rows at {file}")
+    rows = []
+    for line in file.read_text(encoding="utf-8").splitlines():
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue  # an interrupted write; the row is simply run again
+    return rows
+
+
+def _check_settings(out: Path, settings: dict[str, Any]) -> None:
+    file = out / SETTINGS_FILE
+    if file.is_file():
+        saved = json.loads(file.read_text(encoding="utf-8"))
+        differing = sorted(k for k in settings.keys() | saved.keys() if settings.get(k) != saved.get(k))
+        if differing:
+            detail = ", ".join(f"{k}: {saved.get(k)!r} there vs {settings.get(k)!r} now" for k in differing)
+            raise EvalError(f"{out} holds an eval with other settings ({detail}); use another --out folder")
+    out.mkdir(parents=True, exist_ok=True)
+    file.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+
+
+# -- running -------------------------------------------------------------------
+
+@dataclass
+class Evaluation:
+    """What ``evaluate`` produced: all rows of the folder and their per-program summary."""
+
+    out: Path
+    rows: list[Row]
+    summary: pd.DataFrame
+    skipped: int  # rows of the split whose gold answer did not parse
+    source: str  # where the questions came from
+    matched_k: int | None  # K of the token-matched self-consistency run, if any
+
+
+def _run_all(programs: dict[str, Debate], examples: list[dspy.Example], task: Task, out: Path,
+             concurrency: int, progress: bool) -> None:
+    from rich.console import Console
+    from rich.progress import Progress
+
+    file = out / ROWS_FILE
+    done = {(r["program"], r["id"]) for r in load_rows(file)} if file.is_file() else set()
+    if file.is_file() and file.read_bytes()[-1:] not in (b"", b"\n"):
+        with open(file, "a", encoding="utf-8") as torn:  # end a line torn by a crash, so new rows stay whole
+            torn.write("\n")
+    lock = threading.Lock()
+    with Progress(console=Console(stderr=True), disable=not progress) as bars, \
+            open(file, "a", encoding="utf-8") as rows_file:
+        def work(name: str, bar: Any, example: dspy.Example) -> None:
+            row = _run_one(name, programs[name], example, task, out)
+            with lock:
+                rows_file.write(json.dumps(row, ensure_ascii=False) + "\n")
+                rows_file.flush()
+                bars.advance(bar)
+
+        pool = ThreadPoolExecutor(max_workers=concurrency)
+        futures = []
+        for name in programs:
+            todo = [e for e in examples if (name, e.id) not in done]
+            bar = bars.add_task(name, total=len(examples), completed=len(examples) - len(todo))
+            futures += [pool.submit(work, name, bar, e) for e in todo]
+        try:
+            finished, _ = wait(futures, return_when=FIRST_EXCEPTION)
+            for future in finished:
+                future.result()  # re-raise the first failure
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)  # rows in flight still get written
+
+
+def evaluate(task: str | Task, model: str, programs: Sequence[str], *, out: str | Path, n: int | None = 100,
+             seed: int = 0, split: str | None = None, data_dir: str | Path | None = None, concurrency: int = 8,
+             max_tokens: int | None = None, cache: bool = True, progress: bool = True) -> Evaluation:
+    """Run ``programs`` on ``n`` questions of ``task`` and summarize; resumable in ``out``.
+
+    When both ``sc`` and ``debate`` are evaluated, ``sc-matched:K`` (self-consistency
+    with the debate's token budget, see ``matched_k``) runs after them.
+
+    >>> # ev = evaluate("arithmetic", "openai/gpt-4o-mini", ["cot", "debate"], n=20, out="runs/arith")
+    >>> # print(ev.summary[["accuracy", "tokens"]])
+    """
+    task = get_task(task) if isinstance(task, str) else task
+    if not programs:
+        raise EvalError("no programs to evaluate")
+    if concurrency < 1 or (n is not None and n < 1):
+        raise EvalError("--concurrency and --n must be at least 1")
+    names = list(dict.fromkeys(programs))
+    debates = {name: build_program(name, task, model, max_tokens=max_tokens, cache=cache) for name in names}
+    report = task.load_with_report(split, data_dir=data_dir, n=n, seed=seed)
+    if not report.examples:
+        raise EvalError(f"{task.name}: no usable questions ({report.skipped} rows had an unparsable answer)")
+    out = Path(out)
+    _check_settings(out, {"task": task.name, "split": split or task.default_split, "n": n, "seed": seed,
+                          "model": model, "max_tokens": max_tokens})
+    _run_all(debates, report.examples, task, out, concurrency, progress)
+
+    k = matched_k(load_rows(out)) if {"sc", "debate"} <= set(names) else None
+    if k is not None:
+        name = f"sc-matched:{k}"
+        names.append(name)
+        matched = {name: build_program(f"sc:{k}", task, model, max_tokens=max_tokens, cache=cache)}
+        _run_all(matched, report.examples, task, out, concurrency, progress)
+    rows = load_rows(out)
+    return Evaluation(out, rows, summarize(rows, order=names), report.skipped, report.source, k)
+
+
+# -- summary -------------------------------------------------------------------
+
+def _rate(value: float | None) -> float:
+    return float("nan") if value is None else value
+
+
+def summarize(rows: Sequence[Row], order: Sequence[str] = ()) -> pd.DataFrame:
+    """One line per program: accuracy (95% Wilson CI), calibration, critic rates, cost, flips, strata.
+
+    ``order`` lists programs to put first; others follow alphabetically.
+    """
+    programs = list(dict.fromkeys([*order, *sorted({r["program"] for r in rows})]))
+    cot = {r["id"]: float(r["correct"]) for r in rows if r["program"] == "cot"}
+    strata = metrics.difficulty_strata(cot)
+    lines = []
+    for name in programs:
+        mine = [r for r in rows if r["program"] == name]
+        if not mine:
+            continue
+        acc = metrics.accuracy([r["score"] for r in mine])
+        correct = [bool(r["correct"]) for r in mine]
+        confidence = [r["confidence"] for r in mine]
+        critic = metrics.critic_rates((c["proposal_correct"], c["flagged"]) for r in mine for c in r.get("critic", []))
+        flips = metrics.flip_stats(f for r in mine for f in r.get("flips", []))
+        none = metrics.FlipCounts(0, 0, 0)
+        stratum = metrics.by_stratum({r["id"]: r["score"] for r in mine if r["id"] in strata}, strata)
+        lines.append({
+            "program": name,
+            "n": len(mine),
+            "accuracy": acc.mean,
+            "ci_low": acc.low,
+            "ci_high": acc.high,
+            "confidence": sum(confidence) / len(mine),
+            "brier": metrics.brier(confidence, correct),
+            "ece": metrics.ece(confidence, correct),
+            "critic_hit_rate": _rate(critic.hit_rate),
+            "critic_false_alarm": _rate(critic.false_alarm_rate),
+            "tokens": sum(_tokens(r["usage"]) for r in mine) / len(mine),
+            "calls": sum(r["usage"].get("calls", 0) for r in mine) / len(mine),
+            "wall_s": sum(r["wall_s"] for r in mine) / len(mine),
+            "flips_evidence": flips.get("evidence", none).flips,
+            "flips_conformity": flips.get("conformity", none).flips,
+            "right_to_wrong": flips["all"].right_to_wrong,
+            "wrong_to_right": flips["all"].wrong_to_right,
+            **{f"acc_{s}": _rate(stratum[s].mean) for s in metrics.STRATA},
+            "statuses": " ".join(f"{s}:{c}" for s, c in sorted(Counter(r["status"] for r in mine).items())),
+        })
+    return pd.DataFrame(lines).set_index("program") if lines else pd.DataFrame()
+
+
+def write_summary(summary: pd.DataFrame, out: str | Path) -> tuple[Path, Path]:
+    """Save ``summary.csv`` and ``summary.md`` in ``out``; returns their paths."""
+    out = Path(out)
+    csv, md = out / "summary.csv", out / "summary.md"
+    summary.to_csv(csv)
+    md.write_text(summary.to_markdown(floatfmt=".3f") + "\n", encoding="utf-8")
+    return csv, md
+
+
+# -- paired comparison ---------------------------------------------------------
+
+@dataclass(frozen=True)
+class Comparison:
+    """Paired comparison of programs ``a`` and ``b`` on the questions both answered."""
+
+    a: str
+    b: str
+    n: int
+    accuracy_a: float
+    accuracy_b: float
+    difference: metrics.Bootstrap  # accuracy a - b with a paired-bootstrap 95% CI
+    mcnemar: metrics.McNemar
+    tokens_a: float
+    tokens_b: float
+    wall_s_a: float
+    wall_s_b: float
+
+    @property
+    def verdict(self) -> str:
+        d, p = self.difference.mean_difference, self.mcnemar.p_value
+        if p < 0.05 and d != 0:
+            better, worse = (self.a, self.b) if d > 0 else (self.b, self.a)
+            return (f"{better} beats {worse} by {abs(d):.1%} on {self.n} paired questions "
+                    f"(McNemar p={p:.3g}, 95% CI of a-b [{self.difference.low:+.3f}, {self.difference.high:+.3f}])")
+        return (f"no significant difference between {self.a} and {self.b} on {self.n} paired questions "
+                f"(difference {d:+.1%}, McNemar p={p:.3g})")
+
+
+def compare(rows: Sequence[Row], a: str, b: str, *, n_resamples: int = 10000, seed: int = 0) -> Comparison:
+    """Paired bootstrap and McNemar test of ``a`` against ``b`` on their shared question ids.
+
+    >>> rows = [{"program": p, "id": str(i), "score": float(s), "correct": bool(s), "usage": {}, "wall_s": 1.0}
+    ...         for p, scores in {"x": [1, 1, 1, 0], "y": [0, 1, 0, 0]}.items() for i, s in enumerate(scores)]
+    >>> c = compare(rows, "x", "y")
+    >>> c.n, c.accuracy_a, c.accuracy_b, c.mcnemar.p_value
+    (4, 0.75, 0.25, 0.5)
+    """
+    by = {name: {r["id"]: r for r in rows if r["program"] == name} for name in (a, b)}
+    for name, found in by.items():
+        if not found:
+            known = ", ".join(sorted({r["program"] for r in rows})) or "none"
+            raise EvalError(f"no rows for program {name!r}; programs in these rows: {known}")
+    ids = [i for i in by[a] if i in by[b]]
+    if not ids:
+        raise EvalError(f"{a} and {b} share no question ids")
+    ra, rb = [by[a][i] for i in ids], [by[b][i] for i in ids]
+
+    def mean(values: Iterable[float]) -> float:
+        values = list(values)
+        return sum(values) / len(values)
+
+    return Comparison(
+        a, b, len(ids),
+        accuracy_a=mean(r["score"] for r in ra),
+        accuracy_b=mean(r["score"] for r in rb),
+        difference=metrics.paired_bootstrap([r["score"] for r in ra], [r["score"] for r in rb],
+                                            n_resamples=n_resamples, seed=seed),
+        mcnemar=metrics.mcnemar([r["correct"] for r in ra], [r["correct"] for r in rb]),
+        tokens_a=mean(_tokens(r["usage"]) for r in ra),
+        tokens_b=mean(_tokens(r["usage"]) for r in rb),
+        wall_s_a=mean(r["wall_s"] for r in ra),
+        wall_s_b=mean(r["wall_s"] for r in rb),
+    )
+
+
+__all__ = ["Comparison", "EvalError", "Evaluation", "build_program", "compare", "debate_trace",
+           "evaluate", "load_rows", "matched_k", "summarize", "write_summary"]

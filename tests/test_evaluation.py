@@ -1,0 +1,224 @@
+"""`madspy eval` / `madspy compare` on scripted models: rows, summary, resume, refusals, paired tests."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from madspy.cli import main
+from madspy.data import TaskError, get_task
+from madspy.evaluation import EvalError, compare, debate_trace, evaluate, load_rows, matched_k
+from madspy.optimizers import metrics
+from madspy.programs.flips import Flip
+from madspy.programs.transcript import Call, Round, Transcript
+from madspy.testing import Turn, calls_of
+from scripts import critique, proposal, resolution
+
+N = 6
+PROGRAMS = ["cot", "sc", "du-mad", "debate"]
+EXPRESSION = re.compile(r"(\d+)\+(\d+)\*(\d+)\+(\d+)-(\d+)\*(\d+)")
+
+
+def policy(question: str) -> str:
+    """The model's answer: right when the first number is even, else off by one."""
+    a, b, c, d, e, f = map(int, EXPRESSION.search(question).groups())
+    value = a + b * c + d - e * f
+    return str(value if a % 2 == 0 else value + 1)
+
+
+def gold_of(question: str) -> str:
+    a, b, c, d, e, f = map(int, EXPRESSION.search(question).groups())
+    return str(a + b * c + d - e * f)
+
+
+def script(turn: Turn):
+    """Every agent and the resolver answer by `policy`; the critic flags exactly the wrong proposals."""
+    question = turn.inputs.get("question", "")
+    if turn.role in ("propose", "revise"):
+        return proposal(policy(question))
+    if turn.role == "critique":
+        proposed = re.search(r"answer: (-?\d+)", turn.inputs["proposal"]).group(1)
+        return critique(flawed=proposed != gold_of(question))
+    if turn.role == "resolve":
+        return resolution(policy(question))
+    return "unexpected role"
+
+
+@pytest.fixture
+def model(scripted):
+    return scripted(script)
+
+
+@pytest.fixture
+def expected_accuracy():
+    examples = get_task("arithmetic").load(n=N, seed=0)
+    return sum(policy(e.question) == e.answer for e in examples) / N
+
+
+def run_eval(model, out, programs=PROGRAMS, **changes):
+    settings = {"n": N, "seed": 0, "concurrency": 4, "cache": False, "progress": False} | changes
+    return evaluate("arithmetic", model, programs, out=out, **settings)
+
+
+def test_eval_end_to_end_rows_summary_and_matched_sc(model, tmp_path, expected_accuracy):
+    assert 0 < expected_accuracy < 1  # the sample has right and wrong questions
+    ev = run_eval(model, tmp_path)
+    rows = load_rows(tmp_path)
+    k = ev.matched_k
+    assert ev.summary.index.tolist() == [*PROGRAMS, f"sc-matched:{k}"]
+    assert len(rows) == N * 5 and len({(r["program"], r["id"]) for r in rows}) == N * 5
+
+    row = next(r for r in rows if r["program"] == "debate")
+    assert {"program", "id", "gold", "answer", "score", "correct", "confidence", "status", "stop_reason", "usage",
+            "wall_s", "proposals", "critic", "flips", "transcript"} <= row.keys()
+    assert (tmp_path / row["transcript"]).is_file()
+    assert row["score"] == float(row["answer"] == row["gold"])
+    assert [p["correct"] for p in row["proposals"]] == [row["score"] == 1.0] * len(row["proposals"])
+
+    for name in PROGRAMS:
+        assert ev.summary.loc[name, "accuracy"] == pytest.approx(expected_accuracy)
+        assert ev.summary.loc[name, "n"] == N
+    # The critic flags exactly the wrong proposals: every wrong one is hit, no right one is flagged.
+    assert ev.summary.loc["debate", "critic_hit_rate"] == 1.0
+    assert ev.summary.loc["debate", "critic_false_alarm"] == 0.0
+    assert ev.summary["critic_hit_rate"].isna()[["cot", "sc", "du-mad"]].all()
+    # Strata come from cot: every program is right on all "easy" and wrong on all "hard" questions.
+    assert ev.summary.loc["debate", "acc_easy"] == 1.0 and ev.summary.loc["debate", "acc_hard"] == 0.0
+
+    def mean_tokens(name):
+        usages = [r["usage"] for r in rows if r["program"] == name]
+        return sum(u["prompt_tokens"] + u["completion_tokens"] for u in usages) / len(usages)
+
+    sc_calls = sum(r["usage"]["calls"] for r in rows if r["program"] == "sc")
+    per_sample = mean_tokens("sc") * N / sc_calls
+    assert k == max(1, min(16, round(mean_tokens("debate") / per_sample)))
+    assert all(r["usage"]["calls"] == k for r in rows if r["program"] == f"sc-matched:{k}")
+
+
+def test_rerun_skips_finished_rows_and_reruns_missing_ones(model, tmp_path):
+    run_eval(model, tmp_path, programs=["cot", "du-mad"])
+    before = len(calls_of(model))
+    run_eval(model, tmp_path, programs=["cot", "du-mad"])
+    assert len(calls_of(model)) == before  # nothing asked of the model
+
+    rows_file = tmp_path / "rows.jsonl"
+    lines = rows_file.read_text().splitlines()
+    rows_file.write_text("\n".join(lines[:-1]) + "\n" + lines[-1][:20])  # a crash tore the last row
+    run_eval(model, tmp_path, programs=["cot", "du-mad"])
+    assert len(load_rows(tmp_path)) == 2 * N
+    assert len(calls_of(model)) - before == json.loads(lines[-1])["usage"]["calls"]  # only that row ran again
+
+
+def test_other_settings_in_the_same_folder_are_refused(model, tmp_path, capsys):
+    run_eval(model, tmp_path, programs=["cot"])
+    with pytest.raises(EvalError, match=r"n: 6 there vs 5 now.*seed: 0 there vs 1 now"):
+        run_eval(model, tmp_path, programs=["cot"], n=5, seed=1)
+    code = main(["eval", "--task", "arithmetic", "--model", model, "--programs", "cot", "--n", "5",
+                 "--out", str(tmp_path)])
+    assert code == 2 and "other settings (n: 6 there vs 5 now)" in capsys.readouterr().err
+
+
+def test_bad_programs_and_tasks_are_one_line_errors(model, tmp_path, capsys):
+    with pytest.raises(EvalError, match="unknown program 'nope'"):
+        run_eval(model, tmp_path, programs=["cot", "nope"])
+    with pytest.raises(EvalError, match="unknown program 'sc:x'"):
+        run_eval(model, tmp_path, programs=["sc:x"])
+    with pytest.raises(TaskError, match="unknown task"):
+        evaluate("no-such-task", model, ["cot"], out=tmp_path)
+    assert main(["eval", "--task", "arithmetic", "--model", model, "--programs", "missing/prog.json",
+                 "--out", str(tmp_path / "x")]) == 2
+    assert "program file not found: missing/prog.json" in capsys.readouterr().err
+    assert main(["eval", "--task", "gsm8k", "--split", "dev", "--model", model, "--programs", "cot",
+                 "--out", str(tmp_path / "y")]) == 2
+    assert "unknown split 'dev'" in capsys.readouterr().err
+
+
+def test_cli_eval_reports_skipped_labels_and_writes_the_summary(scripted, tmp_path, capsys):
+    model = scripted(lambda turn: proposal("42"))
+    data = tmp_path / "data" / "gsm8k"
+    data.mkdir(parents=True)
+    rows = [{"question": "Six times seven?", "answer": "6*7=42 #### 42"},
+            {"question": "Half of 84?", "answer": "#### 42"},
+            {"question": "Broken label?", "answer": "no marker here"}]
+    (data / "test.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    out = tmp_path / "out"
+    code = main(["eval", "--task", "gsm8k", "--model", model, "--programs", "cot", "--n", "5",
+                 "--data-dir", str(tmp_path / "data"), "--concurrency", "2", "--out", str(out)])
+    captured = capsys.readouterr()
+    assert code == 0
+    assert "skipped 1 rows whose gold answer did not parse" in captured.err
+    assert "cot" in captured.out and "1.000" in captured.out
+    assert (out / "summary.csv").is_file() and "| cot" in (out / "summary.md").read_text()
+    assert json.loads((out / "settings.json").read_text())["task"] == "gsm8k"
+
+
+def _call(role, agent, round_, **output):
+    return Call(role=role, agent=agent, round=round_, output=output)
+
+
+def test_debate_trace_pairs_critics_with_proposals_and_scores_flips():
+    rounds = [
+        Round(index=0, calls=[_call("proposer", 0, 0, answer="5"), _call("proposer", 1, 0, answer="7"),
+                              _call("critic", 0, 0, verdict="flawed"), _call("critic", 1, 0, verdict="flawed")]),
+        Round(index=1, calls=[_call("proposer", 0, 1, answer="7", evidence_ref="critique 1"),
+                              Call(role="proposer", agent=1, round=1, error="Timeout"),
+                              _call("critic", 0, 1, verdict="sound"), _call("critic", 1, 1, verdict="sound")],
+              flips=[Flip(agent=0, round=1, before="5", after="7", evidence_ref="critique 1", kind="evidence")]),
+        Round(index=2, calls=[_call("proposer", 0, 2, answer="7", evidence_ref="none"),
+                              _call("proposer", 1, 2, answer="5", evidence_ref="none"),
+                              _call("resolver", None, 2, final_answer="7")],
+              flips=[Flip(agent=1, round=2, before="7", after="5", evidence_ref="none", kind="conformity")]),
+    ]
+    trace = debate_trace(Transcript(question="q", rounds=rounds), lambda a: a == "7")
+    assert [(c["round"], c["agent"], c["proposal_correct"], c["flagged"]) for c in trace["critic"]] == [
+        (0, 0, False, True), (0, 1, True, True), (1, 0, True, False), (1, 1, True, False)]  # agent 1 kept "7"
+    rates = metrics.critic_rates((c["proposal_correct"], c["flagged"]) for c in trace["critic"])
+    assert (rates.hit_rate, rates.false_alarm_rate) == (1.0, 1 / 3)
+    assert [(f["round"], f["agent"], f["kind"], f["before_correct"], f["after_correct"]) for f in trace["flips"]] == [
+        (1, 0, "evidence", False, True), (2, 1, "conformity", True, False)]
+    assert [p["correct"] for p in trace["proposals"]] == [False, True, True, True, False]
+
+
+def test_matched_k_is_clamped():
+    sc = {"program": "sc", "usage": {"prompt_tokens": 90, "completion_tokens": 10, "calls": 5}}  # 20 per sample
+    assert matched_k([sc, {"program": "debate", "usage": {"prompt_tokens": 5, "completion_tokens": 0}}]) == 1
+    assert matched_k([sc, {"program": "debate", "usage": {"prompt_tokens": 900, "completion_tokens": 0}}]) == 16
+    assert matched_k([sc]) is None
+
+
+def _rows(scores: dict[str, list[int]]):
+    """Rows of programs "a" (115 tokens, 2 s per question) and "b" (15 tokens, 1 s) with the given scores."""
+    return [{"program": p, "id": f"q{i}", "score": float(s), "correct": bool(s),
+             "usage": {"prompt_tokens": 100 * (p == "a") + 10, "completion_tokens": 5},
+             "wall_s": 2.0 if p == "a" else 1.0}
+            for p, values in scores.items() for i, s in enumerate(values)]
+
+
+def test_compare_matches_the_metrics_functions_and_says_who_wins():
+    a = [1] * 10 + [0] * 2 + [1] * 8
+    b = [0] * 10 + [1] * 2 + [1] * 8
+    rows = _rows({"a": a, "b": b}) + [{"program": "a", "id": "extra", "score": 1.0, "correct": True,
+                                        "usage": {}, "wall_s": 0.0}]
+    c = compare(rows, "a", "b")
+    assert c.n == 20 and c.accuracy_a == 0.9 and c.accuracy_b == 0.5
+    assert c.mcnemar == metrics.mcnemar([bool(x) for x in a], [bool(x) for x in b])
+    assert c.difference == metrics.paired_bootstrap(a, b)
+    assert (c.tokens_a, c.tokens_b, c.wall_s_a, c.wall_s_b) == (115, 15, 2.0, 1.0)
+    assert c.verdict.startswith("a beats b by 40.0% on 20 paired questions (McNemar p=0.0386")
+    same = compare(_rows({"a": [1, 0, 1, 0], "b": [0, 1, 1, 0]}), "a", "b")
+    assert same.verdict.startswith("no significant difference between a and b on 4 paired questions")
+    with pytest.raises(EvalError, match="no rows for program 'c'; programs in these rows: a, b"):
+        compare(rows, "a", "c")
+
+
+def test_cli_compare_prints_the_paired_test(tmp_path, capsys):
+    (tmp_path / "rows.jsonl").write_text("\n".join(json.dumps(r) for r in _rows({"a": [1, 1, 0], "b": [1, 0, 0]})))
+    assert main(["compare", str(tmp_path), "a", "b"]) == 0
+    out = capsys.readouterr().out
+    assert "paired questions: 3" in out and "McNemar: a only right 1, b only right 0, p = 1" in out
+    assert main(["compare", str(tmp_path / "rows.jsonl"), "a", "b", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["n"] == 3 and result["mcnemar"]["p_value"] == 1.0 and "verdict" in result
+    assert main(["compare", str(tmp_path / "none"), "a", "b"]) == 2
