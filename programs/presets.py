@@ -25,10 +25,11 @@ def _sampled(k: int, temperature: float = 0.7) -> list[dict[str, Any]]:
     return [AgentConfig(persona=NEUTRAL_PERSONA, temperature=temperature).model_dump() for _ in range(k)]
 
 
-def _no_debate(agents: list[dict[str, Any]]) -> dict[str, Any]:
+def _plain(agents: list[dict[str, Any]], rounds: int = 1) -> dict[str, Any]:
+    """Agents that only answer and revise: no critic, no judge, no early stop, majority vote."""
     return {
         "agents": agents,
-        "rounds": 1,
+        "rounds": rounds,
         "protocol": "majority",
         "critic": {"enabled": False},
         "resolver": {"enabled": False},
@@ -38,24 +39,17 @@ def _no_debate(agents: list[dict[str, Any]]) -> dict[str, Any]:
 
 def cot() -> dict[str, Any]:
     """Single-agent chain of thought: one answer with its reasoning steps."""
-    return _no_debate(_sampled(1, temperature=0.0))
+    return _plain(_sampled(1, temperature=0.0))
 
 
 def self_consistency(k: int = 5) -> dict[str, Any]:
     """``k`` independent samples, majority vote (Wang et al. 2023)."""
-    return _no_debate(_sampled(k))
+    return _plain(_sampled(k))
 
 
 def du_mad() -> dict[str, Any]:
     """Du et al. 2023: 3 agents, 2 rounds, all-to-all, majority; no critic, no judge, no early stop."""
-    return {
-        "agents": _sampled(3),
-        "rounds": 2,
-        "protocol": "majority",
-        "critic": {"enabled": False},
-        "resolver": {"enabled": False},
-        "stop": {"agreement_gate": None, "stable_rounds": 0},
-    }
+    return _plain(_sampled(3), rounds=2)
 
 
 def debate() -> dict[str, Any]:
