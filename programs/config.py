@@ -19,6 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from madspy.models import DEFAULT_MODEL
+from madspy.programs.protocols import DEFAULT_FOR_TASK_KIND
 
 PERSONAS = (
     "a careful analyst who checks every condition of the question",
@@ -29,7 +30,8 @@ PERSONAS = (
 )
 DEBATER_TEMPERATURES = (0.7, 0.8, 0.9)
 
-ProtocolName = Literal["majority", "judge"]
+ProtocolName = Literal["auto", "majority", "plurality", "confidence", "credit", "unanimity", "judge", "free"]
+TaskKind = Literal["reasoning", "knowledge", "open_ended"]
 MemoryPolicy = Literal["previous", "full", "mask_strict", "mask_lenient"]
 EchoReaction = Literal["none", "devils_advocate", "stop"]
 
@@ -94,7 +96,9 @@ class DebateConfig(_Strict):
     model: str = DEFAULT_MODEL
     agents: list[AgentConfig] = Field(default_factory=lambda: DebateConfig.default_agents(3))
     rounds: int = Field(3, ge=1, le=20, description="rounds in all, the independent round 0 included")
-    protocol: ProtocolName = "judge"
+    protocol: ProtocolName = Field("auto", description="auto: chosen by task_kind (judge when unset)")
+    task_kind: TaskKind | None = None
+    credit_ledger: str | None = Field(None, description="JSON file of per-agent credit for the credit protocol")
     critic: CriticConfig = Field(default_factory=lambda: CriticConfig(temperature=0.3))
     resolver: RoleConfig = Field(default_factory=lambda: RoleConfig(temperature=0.1))
     stop: StopConfig = Field(default_factory=StopConfig)
@@ -112,9 +116,16 @@ class DebateConfig(_Strict):
     def _check(self) -> DebateConfig:
         if not self.agents:
             raise ValueError("a debate needs at least one agent")
-        if self.protocol == "judge" and not self.resolver.enabled:
-            raise ValueError("protocol 'judge' needs the resolver; enable it or use protocol 'majority'")
+        if self.decision_protocol == "judge" and not self.resolver.enabled:
+            raise ValueError("protocol 'judge' needs the resolver; enable it or choose another protocol")
         return self
+
+    @property
+    def decision_protocol(self) -> str:
+        """The protocol that decides: ``protocol``, or for ``auto`` the default of ``task_kind``."""
+        if self.protocol != "auto":
+            return self.protocol
+        return DEFAULT_FOR_TASK_KIND.get(self.task_kind or "", "judge")
 
     @staticmethod
     def default_agents(n: int) -> list[AgentConfig]:

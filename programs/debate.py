@@ -29,7 +29,8 @@ from madspy.programs.calls import Job, Outcome, run_jobs
 from madspy.programs.config import DebateConfig
 from madspy.programs.flips import Flip, echo_ratio, flip_kind
 from madspy.programs.memory import MASKED, MaskDecision, keeps, peer_view
-from madspy.programs.protocols import Vote, get_protocol, tally
+from madspy.programs.credit import CreditLedger
+from madspy.programs.protocols import DecisionContext, Vote, get_protocol, tally
 from madspy.programs.stopping import first_reason, stop_rules
 from madspy.programs.transcript import Call, Decision, Round, Transcript, Usage
 from madspy.signatures import Critique, CritiqueProposalOnly, MaskEvaluate, Propose, Resolve, Revise
@@ -292,7 +293,8 @@ class _Run:
             return "all_agents_failed"
         reason = ("budget_exhausted" if self._over_budget() else None) or echo_stop or first_reason(rules, self.history)
         needs_critique = cfg.critic.enabled and (
-            reason is None or (cfg.protocol == "judge" and reason in ("stable_answers", "max_rounds", "echo_alarm"))
+            reason is None or (cfg.decision_protocol in ("judge", "unanimity") and cfg.resolver.enabled
+                               and reason in ("stable_answers", "max_rounds", "echo_alarm"))
         )
         if needs_critique:
             self._critique_step(rnd)
@@ -301,17 +303,24 @@ class _Run:
         return reason
 
     def _decide(self, votes: list[Vote], stop_reason: str) -> Decision:
+        protocol = self.cfg.decision_protocol
         skip_judge = {"confident_agreement": "unanimous and confident; resolver not needed",
                       "budget_exhausted": "token budget spent; majority of the last answers"}
-        if stop_reason in skip_judge and self.cfg.protocol == "judge":
+        if stop_reason in skip_judge and protocol == "judge":
             decision = get_protocol("majority").decide(votes)
             return decision.model_copy(update={"note": skip_judge[stop_reason]})
-        return get_protocol(self.cfg.protocol).decide(votes, judge=self._judge)
+        ctx = DecisionContext(
+            history=self.history,
+            conformity={(f.agent, r.index) for r in self.transcript.rounds for f in r.flips if f.kind == "conformity"},
+            credit=CreditLedger(self.cfg.credit_ledger).weights() if self.cfg.credit_ledger else {},
+            judge=self._judge if self.cfg.resolver.enabled else None,
+        )
+        return get_protocol(protocol).decide(votes, ctx)
 
     def _finish(self, stop_reason: str) -> dspy.Prediction:
         votes = next((v for v in reversed(self.history) if v), [])
         decision = self._decide(votes, stop_reason) if votes else Decision(
-            protocol=self.cfg.protocol, answer=None, confidence=0.0, tally=tally(votes), note="no agent answered")
+            protocol=self.cfg.decision_protocol, answer=None, confidence=0.0, tally={}, note="no agent answered")
         calls: list[Call] = self.transcript.calls()
         status = self._status(stop_reason, votes, decision, calls)
         t = self.transcript
@@ -320,6 +329,7 @@ class _Run:
         t.wall_s = round(time.perf_counter() - self.t0, 4)
         return dspy.Prediction(
             answer=decision.answer,
+            candidates=decision.candidates,
             confidence=decision.confidence,
             status=status,
             stop_reason=stop_reason,

@@ -87,6 +87,7 @@ class Decision(BaseModel):
     tally: dict[str, int] = Field(default_factory=dict)
     note: str = ""
     judge_status: str | None = None  # the resolver's own status, when it decided
+    candidates: dict[str, float] = Field(default_factory=dict)  # every answer's score, where a protocol scores
 
 
 class Transcript(BaseModel):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from madspy.programs.answers import normalize_answer
-from madspy.programs.protocols import JudgeProtocol, Majority, Vote, get_protocol
+from madspy.programs.protocols import DecisionContext, JudgeProtocol, Majority, Vote, get_protocol
 from madspy.programs.stopping import ConfidentAgreement, MaxRounds, StableAnswers, first_reason
 from madspy.programs.transcript import Decision
 
@@ -28,13 +28,13 @@ def test_majority_counts_normalized_answers_and_keeps_a_surface_form():
 def test_judge_uses_the_judge_and_falls_back_without_one():
     vs = votes(("4", 0.9), ("5", 0.5), ("5", 0.6))
     ruling = Decision(protocol="judge", answer="4", confidence=0.7)
-    assert JudgeProtocol().decide(vs, judge=lambda v, t: ruling).answer == "4"
-    fallback = JudgeProtocol().decide(vs, judge=lambda v, t: None)
+    assert JudgeProtocol().decide(vs, DecisionContext(judge=lambda v, t: ruling)).answer == "4"
+    fallback = JudgeProtocol().decide(vs, DecisionContext(judge=lambda v, t: None))
     assert fallback.answer == "5" and "fallback" in fallback.note
 
 
 def test_unknown_protocol_lists_the_known_ones():
-    with pytest.raises(ValueError, match="majority, judge"):
+    with pytest.raises(ValueError, match="majority, plurality, confidence, credit, unanimity, judge, free"):
         get_protocol("dictator")
 
 
@@ -52,3 +52,58 @@ def test_stop_rules():
                                           ("0.50", "0.5"), ("", None), (None, None), ("(B)", "b")])
 def test_answer_keys(raw, key):
     assert normalize_answer(raw) == key
+
+
+def test_plurality_wins_without_majority_and_says_nothing():
+    d = get_protocol("plurality").decide(votes(("4", 0.9), ("5", 0.5), ("6", 0.3)))
+    assert d.answer == "4" and d.note == ""
+
+
+def test_confidence_weighted_lets_two_confident_agents_beat_three_unsure_ones():
+    vs = votes(("4", 0.95), ("4", 0.9), ("5", 0.3), ("5", 0.3), ("5", 0.3))
+    assert Majority().decide(vs).answer == "5"
+    d = get_protocol("confidence").decide(vs)
+    assert d.answer == "4" and d.confidence == pytest.approx(1.85 / 2.75)
+
+
+def test_credit_weighted_follows_the_ledger_which_persists(tmp_path):
+    from madspy.programs.credit import CreditLedger
+
+    ledger = CreditLedger(tmp_path / "credit.json")
+    for _ in range(3):
+        ledger.record({0: True, 1: False, 2: False})
+    again = CreditLedger(tmp_path / "credit.json").weights()
+    assert again[0] == pytest.approx(0.95**3 + 0.95**2 + 0.95 + 1) and again[1] == pytest.approx(0.95**3)
+    vs = votes(("4", 0.5), ("5", 0.5), ("5", 0.5))
+    assert get_protocol("credit").decide(vs, DecisionContext(credit=again)).answer == "4"
+    assert get_protocol("credit").decide(vs).answer == "5"
+
+
+def test_credit_is_capped(tmp_path):
+    from madspy.programs.credit import CreditLedger
+
+    ledger = CreditLedger(tmp_path / "c.json", cap=2.0)
+    for _ in range(50):
+        ledger.record({0: True})
+    assert ledger.weights()[0] == 2.0
+
+
+def test_unanimity_needs_everyone_and_falls_back():
+    assert get_protocol("unanimity").decide(votes(("4", 0.5), ("4", 0.6))).note == "unanimous"
+    split = get_protocol("unanimity").decide(votes(("4", 0.5), ("5", 0.6), ("5", 0.6)))
+    assert split.answer == "5" and "not unanimous; majority fallback" in split.note
+    ruling = Decision(protocol="judge", answer="4", confidence=0.7)
+    judged = get_protocol("unanimity").decide(votes(("4", 0.5), ("5", 0.6)), DecisionContext(judge=lambda v, t: ruling))
+    assert judged.answer == "4" and "judge fallback" in judged.note
+
+
+def test_free_mad_scores_trajectories_and_ignores_conformity_flips():
+    r0 = votes(("4", 0.8), ("5", 0.6), ("5", 0.6))
+    r1 = votes(("5", 0.6), ("5", 0.6), ("5", 0.6))
+    final = votes(("4", 0.9), ("5", 0.6), ("5", 0.6))
+    d = get_protocol("free").decide(final, DecisionContext(history=[r0, final]))
+    assert d.candidates == {"4": 1.7, "5": 2.4} and d.answer == "5"
+    # every agent only echoed 5 after round 0 (conformity flips): that support does not count
+    herd = DecisionContext(history=[r0, r1, final], conformity={(0, 1), (1, 1), (2, 1), (1, 2), (2, 2)})
+    d = get_protocol("free").decide(final, herd)
+    assert d.candidates == {"4": 1.7, "5": 1.2} and d.answer == "4"
