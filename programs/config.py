@@ -65,9 +65,19 @@ class RoleConfig(_Strict):
 
 
 class CriticConfig(RoleConfig):
-    """The critic; ``isolated`` shows it only the proposal, never the question (seed 002)."""
+    """The critic (seed 002).
+
+    ``isolated``: it sees only the proposal, never the question. ``checklist_retry``:
+    a critic that finds no valid issue is asked once more with an explicit
+    checklist. ``deep_review_below``: proposals less confident than this get a
+    deeper review. ``flag_weight_above``: a proposal more confident than this that
+    the critic flags is marked for the resolver to verify first.
+    """
 
     isolated: bool = False
+    checklist_retry: bool = False
+    deep_review_below: float | None = Field(0.5, ge=0.0, le=1.0)
+    flag_weight_above: float | None = Field(0.85, ge=0.0, le=1.0)
 
 
 class EchoConfig(_Strict):

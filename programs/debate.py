@@ -30,6 +30,7 @@ from madspy.programs.config import DebateConfig
 from madspy.programs.flips import Flip, echo_ratio, flip_kind
 from madspy.programs.memory import MASKED, MaskDecision, keeps, peer_view
 from madspy.programs.credit import CreditLedger
+from madspy.programs.critique import CHECKLIST, CONFIDENT_FLAGGED, focus_for, issue_lines, valid_issues
 from madspy.programs.protocols import DecisionContext, Vote, get_protocol, tally
 from madspy.programs.stopping import first_reason, stop_rules
 from madspy.programs.transcript import Call, Decision, Round, Transcript, Usage
@@ -51,17 +52,6 @@ def format_proposal(p: dspy.Prediction | dict[str, Any]) -> str:
     lines = [f"answer: {p.get('answer')} (confidence {float(p.get('confidence') or 0):.2f})"]
     lines += [f"step {i}: {s}" for i, s in enumerate(steps, 1)]
     return "\n".join(lines)
-
-
-def format_critique(p: dspy.Prediction | dict[str, Any]) -> list[str]:
-    """A critic's findings as one line per issue."""
-    issues = [i if isinstance(i, dict) else i.model_dump() for i in (p.get("issues") or [])]
-    if not issues:
-        return [f"critic verdict: {p.get('verdict')}; no issue found"]
-    return [
-        f"[{i.get('issue_type')}] {i.get('location')}: {i.get('description')} (evidence: {i.get('evidence')})"
-        for i in issues
-    ]
 
 
 class Debate(dspy.Module):
@@ -142,6 +132,7 @@ class _Run:
         self.snapshots: list[dict[int, str]] = []  # formatted proposals after each round
         self.dropped: set[int] = set()  # agents whose last answer the mask removed
         self.notes: dict[int, str] = {}  # per-agent instruction for the next round
+        self.flagged_confident: set[int] = set()  # confident proposals the critic flagged
 
     # -- steps ---------------------------------------------------------------
     def _run(self, jobs: list[Job], rnd: Round) -> list[Outcome]:
@@ -221,17 +212,35 @@ class _Run:
         return self.cfg.budget_tokens is not None and self._spent() >= self.cfg.budget_tokens
 
     def _critique_step(self, rnd: Round) -> None:
+        critic = self.cfg.critic
+        conf = {i: float(p.get("confidence") or 0.0) for i, p in self.proposals.items()}
+        found = self._critique(rnd, {i: focus_for(c, critic.deep_review_below) for i, c in conf.items()})
+        if critic.checklist_retry:
+            quiet = {i: CHECKLIST for i, issues in found.items() if not issues}
+            found.update(self._critique(rnd, quiet))
+        self.critiques = {i: issue_lines(issues) or ["the critic found no valid issue"] for i, issues in found.items()}
+        self.flagged_confident = {i for i, issues in found.items()
+                                  if issues and critic.flag_weight_above is not None and conf[i] > critic.flag_weight_above}
+
+    def _critique(self, rnd: Round, focus: dict[int, str]) -> dict[int, list[dict[str, Any]]]:
+        """Critic calls for the agents in ``focus``; their valid issues (failed calls are left out)."""
         d, critic = self.debate, self.cfg.critic
-        agents = sorted(self.proposals)
+        agents = sorted(focus)
         jobs = [
             d._job("critic", i, rnd.index, d.critique, critic.model, critic.temperature,
-                   proposal=format_proposal(self.proposals[i]),
+                   proposal=format_proposal(self.proposals[i]), focus=focus[i],
                    **({} if critic.isolated else {"question": self.question}))
             for i in agents
         ]
-        self.critiques = {
-            i: format_critique(o.prediction) for i, o in zip(agents, self._run(jobs, rnd)) if o.prediction is not None
-        }
+        found = {}
+        for i, outcome in zip(agents, self._run(jobs, rnd)):
+            if outcome.prediction is None:
+                continue
+            found[i] = valid_issues(outcome.prediction)
+            dropped = len(outcome.prediction.get("issues") or []) - len(found[i])
+            if dropped:
+                rnd.events.append(f"critic on agent {i}: {dropped} challenge(s) naming no step dropped")
+        return found
 
     def _votes(self, rnd: Round) -> list[Vote]:
         votes = []
@@ -252,7 +261,8 @@ class _Run:
             "resolver", None, rnd.index, d.resolve, resolver.model, resolver.temperature,
             question=self.question,
             proposals=[f"agent {v.agent}: {format_proposal(self.proposals[v.agent])}" for v in votes],
-            critiques=[f"on agent {i}: {line}" for i, lines in sorted(self.critiques.items()) for line in lines],
+            critiques=[f"on agent {i}: {CONFIDENT_FLAGGED + ' ' if i in self.flagged_confident else ''}{line}"
+                       for i, lines in sorted(self.critiques.items()) for line in lines],
             tally="; ".join(f"{k}: {n} vote{'s' * (n != 1)}" for k, n in counts.items()),
         )
         (outcome,) = self._run([job], rnd)

@@ -89,6 +89,7 @@ class Critique(dspy.Signature):
 
     question: str = dspy.InputField()
     proposal: str = dspy.InputField(desc="the answer and reasoning steps under review")
+    focus: str = dspy.InputField(desc="what to check especially; may be empty")
     issues: list[CriticIssue] = dspy.OutputField(desc="flaws found; empty if none")
     verdict: Verdict = dspy.OutputField()
 
@@ -123,6 +124,7 @@ class CritiqueProposalOnly(dspy.Signature):
     issues and the verdict "sound"; otherwise the verdict is "flawed"."""
 
     proposal: str = dspy.InputField(desc="the answer and reasoning steps under review")
+    focus: str = dspy.InputField(desc="what to check especially; may be empty")
     issues: list[CriticIssue] = dspy.OutputField(desc="flaws found; empty if none")
     verdict: Verdict = dspy.OutputField()
 

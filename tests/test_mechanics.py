@@ -121,3 +121,59 @@ def test_isolated_critic_never_sees_the_question(scripted):
     model = scripted(by_agent(PERSONAS, [["1"], ["2"], ["2"]]))
     Debate(config(model, rounds=2))(question=QUESTION)
     assert all("Secret-marker-9931" in t.inputs["question"] for t in calls_of(model) if t.role == "critique")
+
+
+def critic_script(confidence: float, first: list[dict], on_checklist: list[dict] | None = None):
+    def script(turn):
+        if turn.role in ("propose", "revise"):
+            return proposal({"A": "1", "B": "2", "C": "2"}[turn.inputs["persona"]], confidence)
+        if turn.role == "critique":
+            issues = on_checklist if on_checklist is not None and "Checklist" in turn.inputs["focus"] else first
+            return {"issues": issues, "verdict": "flawed" if issues else "sound"}
+        if turn.role == "resolve":
+            return {"final_answer": "2", "confidence": 0.5, "verification": "v", "status": "converged"}
+        return "?"
+
+    return script
+
+
+STEP_ISSUE = {"location": "step 1", "issue_type": "calculation_error", "description": "1 is wrong", "evidence": "x"}
+VAGUE_ISSUE = {"location": "overall", "issue_type": "contradiction", "description": "feels off", "evidence": ""}
+
+
+def test_low_confidence_proposals_get_a_deeper_review(scripted):
+    for confidence, deep in ((0.3, True), (0.7, False)):
+        model = scripted(critic_script(confidence, []))
+        Debate(config(model, rounds=2))(question=QUESTION)
+        focus = [t.inputs["focus"] for t in calls_of(model) if t.role == "critique"]
+        assert focus and all(("Deep review" in f) == deep for f in focus)
+
+
+def test_checklist_retry_asks_a_silent_critic_once_more(scripted):
+    model = scripted(critic_script(0.7, [], on_checklist=[STEP_ISSUE]))
+    result = Debate(config(model, rounds=2, critic={"checklist_retry": True}))(question=QUESTION)
+    critic_calls = [c for c in result.transcript.rounds[0].calls if c.role == "critic"]
+    assert len(critic_calls) == 6  # three silent critics, each asked again with the checklist
+    revise = [t for t in calls_of(model) if t.role == "revise"]
+    assert all(any("1 is wrong" in c for c in t.input_json("critiques")) for t in revise)
+    model = scripted(critic_script(0.7, [], on_checklist=[STEP_ISSUE]))
+    Debate(config(model, rounds=2))(question=QUESTION)
+    revise = [t for t in calls_of(model) if t.role == "revise"]
+    assert not any("1 is wrong" in c for t in revise for c in t.input_json("critiques"))
+
+
+def test_a_challenge_that_names_no_step_is_not_valid(scripted):
+    model = scripted(critic_script(0.7, [VAGUE_ISSUE]))
+    result = Debate(config(model, rounds=2))(question=QUESTION)
+    revise = [t for t in calls_of(model) if t.role == "revise"]
+    assert all(t.input_json("critiques") == ["the critic found no valid issue"] for t in revise)
+    assert any("naming no step dropped" in e for e in result.transcript.rounds[0].events)
+
+
+def test_a_confident_flagged_proposal_is_marked_for_the_resolver(scripted):
+    for confidence, marked in ((0.9, True), (0.7, False)):
+        model = scripted(critic_script(confidence, [STEP_ISSUE]))
+        Debate(config(model, rounds=1, protocol="judge", resolver={"enabled": True},
+                      stop={"stable_rounds": 0, "agreement_gate": None}))(question=QUESTION)
+        (resolve,) = [t for t in calls_of(model) if t.role == "resolve"]
+        assert all(("confident proposal the critic flagged" in c) == marked for c in resolve.input_json("critiques"))
