@@ -32,7 +32,7 @@ DEBATER_TEMPERATURES = (0.7, 0.8, 0.9)
 
 ProtocolName = Literal["auto", "majority", "plurality", "confidence", "credit", "unanimity", "judge", "free"]
 TaskKind = Literal["reasoning", "knowledge", "open_ended"]
-MemoryPolicy = Literal["previous", "full", "mask_strict", "mask_lenient"]
+MemoryPolicy = Literal["previous", "full", "summary", "mask_strict", "mask_lenient"]
 EchoReaction = Literal["none", "devils_advocate", "stop"]
 
 
@@ -80,6 +80,26 @@ class CriticConfig(RoleConfig):
     flag_weight_above: float | None = Field(0.85, ge=0.0, le=1.0)
 
 
+class RefereeConfig(RoleConfig):
+    """The referee (seed 004): relevance, convergence and interventions.
+
+    ``cadence``: ``every`` k rounds, or ``long`` (only when a round's text is
+    ``long_factor`` times longer than the average earlier round). Below
+    ``threshold`` relevance the intervention goes to every agent next round;
+    ``max_off_topic`` such rounds stop the debate. ``stop_on_converged``: stop when
+    the referee says the debaters converged. While on, every reviser's input
+    restates the topic anchor (the original question and the current focus).
+    """
+
+    enabled: bool = False
+    cadence: Literal["every", "long"] = "every"
+    every: int = Field(1, ge=1)
+    long_factor: float = Field(1.5, gt=1.0)
+    threshold: float = Field(0.5, ge=0.0, le=1.0)
+    max_off_topic: int = Field(2, ge=1)
+    stop_on_converged: bool = True
+
+
 class EchoConfig(_Strict):
     """When conformity flips exceed ``threshold`` of a round's flips, react (seed 001)."""
 
@@ -113,6 +133,8 @@ class DebateConfig(_Strict):
     resolver: RoleConfig = Field(default_factory=lambda: RoleConfig(temperature=0.1))
     stop: StopConfig = Field(default_factory=StopConfig)
     memory: MemoryPolicy = Field("previous", description="which peer answers a reviser sees")
+    summary_keep_rounds: int = Field(1, ge=1, description="summary memory: latest rounds kept in full")
+    referee: RefereeConfig = Field(default_factory=lambda: RefereeConfig(temperature=0.0))
     mask: RoleConfig = Field(default_factory=lambda: RoleConfig(temperature=0.0))
     echo: EchoConfig = Field(default_factory=EchoConfig)
     budget_tokens: int | None = Field(None, ge=1, description="hard token budget per question")
@@ -163,4 +185,5 @@ class DebateConfig(_Strict):
     def models(self) -> set[str]:
         """Every model string the debate may call."""
         used = {self.model} | {a.model for a in self.agents if a.model}
-        return used | {r.model for r in (self.critic, self.resolver, self.mask) if r.enabled and r.model}
+        roles = (self.critic, self.resolver, self.mask, self.referee)
+        return used | {r.model for r in roles if r.enabled and r.model}

@@ -34,9 +34,9 @@ from madspy.programs.critique import CHECKLIST, CONFIDENT_FLAGGED, focus_for, is
 from madspy.programs.protocols import DecisionContext, Vote, get_protocol, tally
 from madspy.programs.stopping import first_reason, stop_rules
 from madspy.programs.transcript import Call, Decision, Round, Transcript, Usage
-from madspy.signatures import Critique, CritiqueProposalOnly, MaskEvaluate, Propose, Resolve, Revise
+from madspy.signatures import Critique, CritiqueProposalOnly, MaskEvaluate, Propose, Referee, Resolve, Revise
 
-CONVERGED_REASONS = {"confident_agreement", "stable_answers"}
+CONVERGED_REASONS = {"confident_agreement", "stable_answers", "referee_converged"}
 
 
 @functools.lru_cache(maxsize=128)
@@ -83,6 +83,7 @@ class Debate(dspy.Module):
         self.critique = dspy.Predict(CritiqueProposalOnly if self.config.critic.isolated else Critique)
         self.resolve = dspy.Predict(Resolve)
         self.mask = dspy.Predict(MaskEvaluate)
+        self.referee = dspy.Predict(Referee)
         for model in self.config.models():  # fail now, not mid-debate, on an unknown model
             self._lm_for(model, 0.0)
 
@@ -133,6 +134,7 @@ class _Run:
         self.dropped: set[int] = set()  # agents whose last answer the mask removed
         self.notes: dict[int, str] = {}  # per-agent instruction for the next round
         self.flagged_confident: set[int] = set()  # confident proposals the critic flagged
+        self.off_topic = 0  # rounds the referee judged off topic
 
     # -- steps ---------------------------------------------------------------
     def _run(self, jobs: list[Job], rnd: Round) -> list[Outcome]:
@@ -146,6 +148,7 @@ class _Run:
 
     def _answer_step(self, rnd: Round) -> None:
         d, cfg = self.debate, self.cfg
+        answers = [{int(a): v for a, v in r.votes.items()} for r in self.transcript.rounds[: len(self.snapshots)]]
         jobs = []
         for i, agent in enumerate(cfg.agents):
             if i in self.proposals:
@@ -153,8 +156,9 @@ class _Run:
                     "proposer", i, rnd.index, d.revise, agent.model, agent.temperature,
                     question=self.question, persona=agent.persona,
                     previous_answer=format_proposal(self.proposals[i]),
-                    peer_answers=peer_view(cfg.memory, i, self.snapshots, self.dropped),
-                    critiques=self.critiques.get(i, []), referee_note=self.notes.get(i, ""),
+                    peer_answers=peer_view(cfg.memory, i, self.snapshots, self.dropped, answers, cfg.summary_keep_rounds),
+                    critiques=self.critiques.get(i, []),
+                    referee_note="\n".join(filter(None, [self._anchor(), self.notes.get(i, "")])),
                 ))
             else:
                 jobs.append(d._job("proposer", i, rnd.index, d.propose, agent.model, agent.temperature,
@@ -203,6 +207,46 @@ class _Run:
             f"answer and find the flaw in the majority's reasoning; keep {majority} only if no alternative survives."
         )
         rnd.events.append(f"agent {advocate} plays devil's advocate next round")
+        return None
+
+    def _anchor(self) -> str:
+        """The topic anchor restated to every reviser while the referee is on (seed 004)."""
+        if not self.cfg.referee.enabled:
+            return ""
+        focus = ", ".join(tally(self.history[-1])) if self.history else "the first answers"
+        return f'Topic anchor: the original question is "{self.question}". Current focus: deciding between {focus}.'
+
+    def _referee_due(self, rnd: Round) -> bool:
+        ref = self.cfg.referee
+        if not ref.enabled:
+            return False
+        if ref.cadence == "every":
+            return rnd.index % ref.every == ref.every - 1
+        sizes = [len("".join(snap.values())) for snap in self.snapshots]
+        return len(sizes) > 1 and sizes[-1] > ref.long_factor * (sum(sizes[:-1]) / (len(sizes) - 1))
+
+    def _referee_step(self, rnd: Round) -> str | None:
+        """Relevance, convergence and an intervention for the next round; returns a stop reason."""
+        d, ref = self.debate, self.cfg.referee
+        round_text = "\n\n".join(f"agent {i}: {text}" for i, text in self.snapshots[-1].items())
+        job = d._job("referee", None, rnd.index, d.referee, ref.model, ref.temperature,
+                     question=self.question, round_text=round_text)
+        (outcome,) = self._run([job], rnd)
+        p = outcome.prediction
+        if p is None:
+            return None
+        rnd.referee = {k: p.get(k) for k in ("relevance", "converged", "off_topic_summary", "intervention")}
+        if p.relevance < ref.threshold:
+            self.off_topic += 1
+            note = str(p.intervention or "").strip() or (
+                f"Off topic: {p.off_topic_summary}. Return to the original question: \"{self.question}\"")
+            for i in range(len(self.cfg.agents)):
+                self.notes[i] = "\n".join(filter(None, [f"Referee: {note}", self.notes.get(i, "")]))
+            rnd.events.append(f"referee: relevance {p.relevance:.2f} < {ref.threshold}; intervention sent to all agents")
+            if self.off_topic >= ref.max_off_topic:
+                return "off_topic"
+        if p.converged and ref.stop_on_converged:
+            return "referee_converged"
         return None
 
     def _spent(self) -> int:
@@ -302,9 +346,11 @@ class _Run:
         if not votes:
             return "all_agents_failed"
         reason = ("budget_exhausted" if self._over_budget() else None) or echo_stop or first_reason(rules, self.history)
+        if reason is None and self._referee_due(rnd):
+            reason = self._referee_step(rnd)
         needs_critique = cfg.critic.enabled and (
             reason is None or (cfg.decision_protocol in ("judge", "unanimity") and cfg.resolver.enabled
-                               and reason in ("stable_answers", "max_rounds", "echo_alarm"))
+                               and reason in ("stable_answers", "max_rounds", "echo_alarm", "off_topic", "referee_converged"))
         )
         if needs_critique:
             self._critique_step(rnd)

@@ -1,6 +1,8 @@
 """Memory policies: which earlier answers a reviser sees (seed 003, MAD-M²).
 
 ``previous``: peers' answers from the last round. ``full``: every earlier round.
+``summary``: the latest ``keep`` rounds in full, older rounds compressed to one line
+each (who answered what), so prompts stop growing with the debate.
 ``mask_strict`` / ``mask_lenient``: the mask evaluator labels each last-round
 answer YES / NO / NOT_SURE; NO is dropped, NOT_SURE is dropped (strict) or kept
 (lenient). Dropped memories never reach the next round's prompts.
@@ -36,10 +38,29 @@ def keeps(label: str, policy: str) -> bool:
     return True
 
 
-def peer_view(policy: str, receiver: int, rounds: list[dict[int, str]], dropped: set[int]) -> list[str]:
-    """The peer answers ``receiver`` sees, from formatted proposals per round (oldest first)."""
-    if policy == "full":
-        return [f"agent {j}, round {r}: {text}" for r, snap in enumerate(rounds) for j, text in snap.items()
-                if j != receiver]
+def summary_line(round_index: int, answers: dict[int, str]) -> str:
+    """One round compressed: each answer with the agents that gave it.
+
+    >>> summary_line(0, {0: "41", 1: "41", 2: "42"})
+    'round 0 summary: 41 (agents 0, 1); 42 (agent 2)'
+    """
+    by_answer: dict[str, list[int]] = {}
+    for agent, answer in answers.items():
+        by_answer.setdefault(answer, []).append(agent)
+    parts = [f"{a} (agent{'s' * (len(ids) > 1)} {', '.join(map(str, ids))})" for a, ids in by_answer.items()]
+    return f"round {round_index} summary: " + "; ".join(parts)
+
+
+def peer_view(policy: str, receiver: int, rounds: list[dict[int, str]], dropped: set[int],
+              answers: list[dict[int, str]] | None = None, keep: int = 1) -> list[str]:
+    """The peer answers ``receiver`` sees, from formatted proposals per round (oldest first).
+
+    ``answers`` (the bare answers per round) feed the ``summary`` policy's old-round lines.
+    """
+    if policy in ("full", "summary"):
+        start = max(0, len(rounds) - keep) if policy == "summary" else 0
+        old = [summary_line(r, answers[r]) for r in range(start)] if answers else []
+        return old + [f"agent {j}, round {r}: {text}" for r, snap in enumerate(rounds) if r >= start
+                      for j, text in snap.items() if j != receiver]
     last = rounds[-1] if rounds else {}
     return [f"agent {j}: {text}" for j, text in last.items() if j != receiver and j not in dropped]

@@ -52,6 +52,7 @@ class Round(BaseModel):
     flips: list[Flip] = Field(default_factory=list)
     echo_ratio: float | None = None
     masks: list[MaskDecision] = Field(default_factory=list)
+    referee: dict[str, Any] | None = None  # relevance, converged, off_topic_summary, intervention
     events: list[str] = Field(default_factory=list)
     wall_s: float = 0.0
 

@@ -177,3 +177,76 @@ def test_a_confident_flagged_proposal_is_marked_for_the_resolver(scripted):
                       stop={"stable_rounds": 0, "agreement_gate": None}))(question=QUESTION)
         (resolve,) = [t for t in calls_of(model) if t.role == "resolve"]
         assert all(("confident proposal the critic flagged" in c) == marked for c in resolve.input_json("critiques"))
+
+
+def referee_script(relevance: float = 0.9, converged: bool = False, long_from_round: int | None = None):
+    """Agents disagree forever; the referee reports fixed verdicts."""
+    rounds = {"n": 0}
+
+    def script(turn):
+        if turn.role in ("propose", "revise"):
+            r = turn.input_json("peer_answers")
+            long = long_from_round is not None and any(f"round {long_from_round - 1}" in p for p in r or [])
+            answer = {"A": "1", "B": "2", "C": "3"}[turn.inputs["persona"]]
+            return {**proposal(answer), "reasoning_steps": ["x" * (2000 if long else 10)]}
+        if turn.role == "referee":
+            rounds["n"] += 1
+            return {"relevance": relevance, "converged": converged, "off_topic_summary": "talks about cats",
+                    "intervention": "You drifted to cats; answer: What is 6 * 7?" if relevance < 0.5 else ""}
+        return critique(flawed=False)
+
+    return script
+
+
+def referee_config(model, **referee):
+    return config(model, rounds=4, critic={"enabled": False}, memory="full", referee={"enabled": True, **referee})
+
+
+def test_referee_intervention_reaches_every_agent_next_round(scripted):
+    model = scripted(referee_script(relevance=0.2))
+    result = Debate(referee_config(model, max_off_topic=5))(question=QUESTION)
+    notes = [t.inputs["referee_note"] for t in calls_of(model) if t.role == "revise"]
+    assert all("You drifted to cats" in n for n in notes)
+    assert result.transcript.rounds[0].referee["relevance"] == 0.2
+    quiet = scripted(referee_script(relevance=0.9))
+    Debate(referee_config(quiet))(question=QUESTION)
+    assert not any("drifted" in t.inputs["referee_note"] for t in calls_of(quiet) if t.role == "revise")
+
+
+def test_topic_anchor_is_restated_to_every_reviser(scripted):
+    model = scripted(referee_script())
+    Debate(referee_config(model))(question=QUESTION)
+    notes = [t.inputs["referee_note"] for t in calls_of(model) if t.role == "revise"]
+    assert notes and all(QUESTION in n and "Current focus" in n for n in notes)
+
+
+def test_off_topic_rounds_are_a_hard_exit(scripted):
+    result = Debate(referee_config(scripted(referee_script(relevance=0.2)), max_off_topic=2))(question=QUESTION)
+    assert result.stop_reason == "off_topic" and len(result.transcript.rounds) == 2
+
+
+def test_referee_convergence_stops_the_debate(scripted):
+    result = Debate(referee_config(scripted(referee_script(converged=True))))(question=QUESTION)
+    assert result.stop_reason == "referee_converged" and len(result.transcript.rounds) == 1
+
+
+def test_referee_cadence_every_k_rounds(scripted):
+    cfg = referee_config(scripted(referee_script()), every=2).updated(rounds=5)
+    result = Debate(cfg)(question=QUESTION)
+    # the last round is never refereed: no next round could hear an intervention
+    assert [r.referee is not None for r in result.transcript.rounds] == [False, True, False, True, False]
+
+
+def test_referee_cadence_on_long_rounds_only(scripted):
+    result = Debate(referee_config(scripted(referee_script(long_from_round=2)), cadence="long"))(question=QUESTION)
+    assert [r.referee is not None for r in result.transcript.rounds] == [False, False, True, False]
+
+
+def test_summary_memory_compresses_old_rounds(scripted):
+    model = scripted(by_agent(PERSONAS, [["1", "2", "3", "4"], ["5"], ["6"]]))
+    Debate(config(model, rounds=4, critic={"enabled": False}, memory="summary"))(question=QUESTION)
+    last = [t for t in calls_of(model) if t.role == "revise" and t.inputs["persona"] == "B"][-1]
+    peers = last.input_json("peer_answers")
+    assert peers[:2] == ["round 0 summary: 1 (agent 0); 5 (agent 1); 6 (agent 2)",
+                         "round 1 summary: 2 (agent 0); 5 (agent 1); 6 (agent 2)"]
+    assert all("round 2:" in p for p in peers[2:]) and len(peers) == 4
