@@ -3,7 +3,9 @@
 A script is a Python function that receives a ``Turn`` (which role is asked, with
 which inputs, at which temperature) and returns the role's output fields as a
 dict, a raw string (to play a model that returns garbage), or raises an exception
-(``litellm.Timeout``, ``litellm.RateLimitError``...) to play a failing backend.
+(``litellm.Timeout``, ``litellm.RateLimitError``...) to play a failing backend. A
+dict may carry ``_mean_logprob``: returned as token log-probabilities when the
+caller asks for them.
 Registered as ``scripted/<name>``, it is reached through the same
 ``dspy.LM(engine="litellm")`` path as a production model.
 
@@ -121,14 +123,18 @@ class ScriptedLLM(CustomLLM):
         if entry.latency_s:
             time.sleep(entry.latency_s)
         reply = entry.script(turn)
+        logprob = reply.pop("_mean_logprob", None) if isinstance(reply, dict) else None
         system = next((m["content"] for m in messages if m["role"] == "system"), "")
         as_json = "response_format" in params or "JSON object" in system
         text = reply if isinstance(reply, str) else _render(reply, as_json)
         prompt_chars = sum(len(str(m.get("content") or "")) for m in messages)
         usage = Usage(prompt_tokens=prompt_chars // 4 + 1, completion_tokens=len(text) // 4 + 1,
                       total_tokens=prompt_chars // 4 + len(text) // 4 + 2)
+        choice: dict[str, Any] = {"message": {"role": "assistant", "content": text}, "finish_reason": "stop", "index": 0}
+        if params.get("logprobs") and logprob is not None:
+            choice["logprobs"] = {"content": [{"token": "x", "logprob": logprob, "top_logprobs": []}] * 3}
         return ModelResponse(
-            choices=[{"message": {"role": "assistant", "content": text}, "finish_reason": "stop", "index": 0}],
+            choices=[choice],
             model=f"scripted/{model}",
             usage=usage,
         )

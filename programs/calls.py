@@ -89,6 +89,14 @@ def _with_parse_feedback(predictor: dspy.Predict, error: AdapterParseError) -> d
     return retry
 
 
+def mean_logprob(logprobs: Any) -> float | None:
+    """Mean token log-probability of an OpenAI-style ``logprobs`` block (None if absent)."""
+    content = logprobs.get("content") if isinstance(logprobs, dict) else getattr(logprobs, "content", None)
+    values = [t.get("logprob") if isinstance(t, dict) else getattr(t, "logprob", None) for t in content or []]
+    values = [float(v) for v in values if v is not None]
+    return sum(values) / len(values) if values else None
+
+
 def _tokens(tracker: Any) -> tuple[int, int]:
     totals = tracker.get_total_tokens().values()
     return (
@@ -115,6 +123,10 @@ def _run(job: Job, t0: float) -> Outcome:
         except Exception as e:  # noqa: BLE001 - any failure of one call becomes a failed turn
             error = _one_line(e)
     prompt_tokens, completion_tokens = _tokens(tracker)
+    logprob = None
+    if prediction is not None and "logprobs" in prediction:
+        logprob = mean_logprob(prediction["logprobs"])
+        del prediction["logprobs"]  # per-token data would swamp the transcript; its mean is kept
     output = to_jsonable_python(_clean(prediction).toDict()) if prediction is not None else None
     call = Call(
         role=job.role,
@@ -126,6 +138,7 @@ def _run(job: Job, t0: float) -> Outcome:
         attempts=attempts,
         prompt_tokens=prompt_tokens,
         completion_tokens=completion_tokens,
+        mean_logprob=logprob,
         started_s=round(started - t0, 4),
         latency_s=round(time.perf_counter() - started, 4),
     )

@@ -32,7 +32,7 @@ DEBATER_TEMPERATURES = (0.7, 0.8, 0.9)
 
 ProtocolName = Literal["auto", "majority", "plurality", "confidence", "credit", "unanimity", "judge", "free"]
 TaskKind = Literal["reasoning", "knowledge", "open_ended"]
-MemoryPolicy = Literal["previous", "full", "summary", "mask_strict", "mask_lenient"]
+MemoryPolicy = Literal["previous", "full", "summary", "mask_strict", "mask_lenient", "mask_objective"]
 EchoReaction = Literal["none", "devils_advocate", "stop"]
 
 
@@ -134,6 +134,7 @@ class DebateConfig(_Strict):
     stop: StopConfig = Field(default_factory=StopConfig)
     memory: MemoryPolicy = Field("previous", description="which peer answers a reviser sees")
     summary_keep_rounds: int = Field(1, ge=1, description="summary memory: latest rounds kept in full")
+    objective_keep: int = Field(1, ge=1, description="objective mask: memories kept, by mean token log-probability")
     referee: RefereeConfig = Field(default_factory=lambda: RefereeConfig(temperature=0.0))
     mask: RoleConfig = Field(default_factory=lambda: RoleConfig(temperature=0.0))
     echo: EchoConfig = Field(default_factory=EchoConfig)

@@ -28,7 +28,7 @@ from madspy.programs.answers import normalize_answer
 from madspy.programs.calls import Job, Outcome, run_jobs
 from madspy.programs.config import DebateConfig
 from madspy.programs.flips import Flip, echo_ratio, flip_kind
-from madspy.programs.memory import MASKED, MaskDecision, keeps, peer_view
+from madspy.programs.memory import MASKED, MaskDecision, best_by_logprob, keeps, peer_view
 from madspy.programs.credit import CreditLedger
 from madspy.programs.critique import CHECKLIST, CONFIDENT_FLAGGED, focus_for, issue_lines, valid_issues
 from madspy.programs.protocols import DecisionContext, Vote, get_protocol, tally
@@ -96,6 +96,8 @@ class Debate(dspy.Module):
         model = model or self.config.model
         # A rollout id per agent keeps identical agents (self-consistency) from sharing cached replies.
         config = {"rollout_id": agent} if agent is not None and temperature > 0 else {}
+        if role == "proposer" and self.config.memory == "mask_objective":
+            config["logprobs"] = True
         return Job(role, agent, round_, predictor, self._lm_for(model, temperature), adapter_for(model), inputs, config)
 
     def forward(self, question: str) -> dspy.Prediction:
@@ -172,18 +174,29 @@ class _Run:
         self.snapshots.append({i: format_proposal(p) for i, p in sorted(self.proposals.items())})
 
     def _mask_step(self, rnd: Round) -> None:
-        """Label every last-round answer; drop those the policy rejects (seed 003)."""
-        d, mask = self.debate, self.cfg.mask
+        """Drop last-round answers before the next round sees them (seed 003)."""
         last = self.snapshots[-1]
+        logprobs = {c.agent: c.mean_logprob for c in self.transcript.rounds[rnd.index - 1].calls
+                    if c.role == "proposer" and c.agent in last}
+        if self.cfg.memory == "mask_objective" and all(logprobs.get(j) is not None for j in last):
+            kept = best_by_logprob(logprobs, self.cfg.objective_keep)
+            labels = {j: f"logprob {logprobs[j]:.3f}" for j in last}
+        else:
+            if self.cfg.memory == "mask_objective":
+                rnd.events.append("objective mask: the backend returned no log-probabilities; subjective strict mask used")
+            labels = self._mask_labels(rnd, last)
+            policy = "mask_strict" if self.cfg.memory == "mask_objective" else self.cfg.memory
+            kept = {j for j, label in labels.items() if keeps(label, policy)}
+        rnd.masks = [MaskDecision(agent=j, round=rnd.index - 1, label=labels[j], kept=j in kept) for j in last]
+        self.dropped = set(last) - kept
+
+    def _mask_labels(self, rnd: Round, last: dict[int, str]) -> dict[int, str]:
+        """The mask evaluator's YES / NO / NOT_SURE per memory (ERROR, kept, when its call failed)."""
+        d, mask = self.debate, self.cfg.mask
         jobs = [d._job("mask", j, rnd.index, d.mask, mask.model, mask.temperature,
                        question=self.question, memory=text) for j, text in last.items()]
-        self.dropped = set()
-        for j, outcome in zip(last, self._run(jobs, rnd)):
-            label = str(outcome.prediction.label) if outcome.prediction is not None else "ERROR"
-            kept = keeps(label, self.cfg.memory)
-            rnd.masks.append(MaskDecision(agent=j, round=rnd.index - 1, label=label, kept=kept))
-            if not kept:
-                self.dropped.add(j)
+        return {j: str(o.prediction.label) if o.prediction is not None else "ERROR"
+                for j, o in zip(last, self._run(jobs, rnd))}
 
     def _flips(self, rnd: Round, votes: list[Vote]) -> str | None:
         """Record answer changes; on an echo alarm react as configured (returns a stop reason)."""

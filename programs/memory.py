@@ -5,7 +5,9 @@
 each (who answered what), so prompts stop growing with the debate.
 ``mask_strict`` / ``mask_lenient``: the mask evaluator labels each last-round
 answer YES / NO / NOT_SURE; NO is dropped, NOT_SURE is dropped (strict) or kept
-(lenient). Dropped memories never reach the next round's prompts.
+(lenient). ``mask_objective``: no extra call; keep the answers the model itself was
+surest of (best mean token log-probability), where the backend reports them.
+Dropped memories never reach the next round's prompts.
 
 Example:
     >>> from madspy.programs.memory import keeps
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-MASKED = ("mask_strict", "mask_lenient")
+MASKED = ("mask_strict", "mask_lenient", "mask_objective")
 
 
 class MaskDecision(BaseModel):
@@ -27,6 +29,15 @@ class MaskDecision(BaseModel):
     round: int
     label: str  # YES | NO | NOT_SURE | ERROR (evaluator failed: kept)
     kept: bool
+
+
+def best_by_logprob(logprobs: dict[int, float], keep: int) -> set[int]:
+    """The ``keep`` agents whose answers had the highest mean token log-probability.
+
+    >>> sorted(best_by_logprob({0: -0.9, 1: -0.2, 2: -0.5}, 2))
+    [1, 2]
+    """
+    return set(sorted(logprobs, key=lambda a: logprobs[a], reverse=True)[:keep])
 
 
 def keeps(label: str, policy: str) -> bool:

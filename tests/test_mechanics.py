@@ -250,3 +250,33 @@ def test_summary_memory_compresses_old_rounds(scripted):
     assert peers[:2] == ["round 0 summary: 1 (agent 0); 5 (agent 1); 6 (agent 2)",
                          "round 1 summary: 2 (agent 0); 5 (agent 1); 6 (agent 2)"]
     assert all("round 2:" in p for p in peers[2:]) and len(peers) == 4
+
+
+def objective_script(with_logprobs: bool):
+    """Like follower_script; the right answer (42) is the one the model is surest of."""
+
+    def script(turn):
+        reply = follower_script(turn)
+        if with_logprobs and turn.role in ("propose", "revise"):
+            reply["_mean_logprob"] = -0.1 if reply["answer"] == "42" else -2.0
+        return reply
+
+    return script
+
+
+def test_objective_mask_keeps_the_most_confident_memory_without_extra_calls(scripted):
+    model = scripted(objective_script(with_logprobs=True))
+    result = Debate(config(model, rounds=2, critic={"enabled": False}, memory="mask_objective"))(question=QUESTION)
+    assert result.answer == "42"
+    masks = result.transcript.rounds[1].masks
+    assert [m.kept for m in masks] == [False, False, True] and masks[2].label == "logprob -0.100"
+    assert not any(t.role == "mask" for t in calls_of(model))
+    assert result.transcript.rounds[0].calls[0].mean_logprob == -2.0
+
+
+def test_objective_mask_falls_back_to_the_subjective_mask_with_a_note(scripted):
+    model = scripted(objective_script(with_logprobs=False))
+    result = Debate(config(model, rounds=2, critic={"enabled": False}, memory="mask_objective"))(question=QUESTION)
+    assert result.answer == "42"
+    assert any("no log-probabilities" in e for e in result.transcript.rounds[1].events)
+    assert sum(t.role == "mask" for t in calls_of(model)) == 3
