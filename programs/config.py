@@ -34,6 +34,7 @@ ProtocolName = Literal["auto", "majority", "plurality", "confidence", "credit", 
 TaskKind = Literal["reasoning", "knowledge", "open_ended"]
 MemoryPolicy = Literal["previous", "full", "summary", "mask_strict", "mask_lenient", "mask_objective"]
 EchoReaction = Literal["none", "devils_advocate", "stop"]
+Topology = Literal["all", "ring", "groups"]
 
 
 def _merge(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
@@ -139,6 +140,11 @@ class DebateConfig(_Strict):
     mask: RoleConfig = Field(default_factory=lambda: RoleConfig(temperature=0.0))
     echo: EchoConfig = Field(default_factory=EchoConfig)
     budget_tokens: int | None = Field(None, ge=1, description="hard token budget per question")
+    topology: Topology = "all"
+    neighbors: int = Field(2, ge=1, description="ring: how many neighbours each agent sees")
+    group_size: int = Field(3, ge=1, description="groups: agents per group; the decision votes across groups")
+    cascade_gate: float | None = Field(
+        None, ge=0.0, le=1.0, description="answer with agent 0 alone first; debate only below this confidence")
     max_tokens: int = Field(512, ge=16, description="completion tokens per call")
     concurrency: int = Field(8, ge=1, description="LM calls in flight at once within one debate")
     timeout_s: float = Field(120.0, gt=0)

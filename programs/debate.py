@@ -28,6 +28,7 @@ from madspy.programs.answers import normalize_answer
 from madspy.programs.calls import Job, Outcome, run_jobs
 from madspy.programs.config import DebateConfig
 from madspy.programs.flips import Flip, echo_ratio, flip_kind
+from madspy.programs.topology import group_votes, visible
 from madspy.programs.memory import MASKED, MaskDecision, best_by_logprob, keeps, peer_view
 from madspy.programs.credit import CreditLedger
 from madspy.programs.critique import CHECKLIST, CONFIDENT_FLAGGED, focus_for, issue_lines, valid_issues
@@ -36,7 +37,8 @@ from madspy.programs.stopping import first_reason, stop_rules
 from madspy.programs.transcript import Call, Decision, Round, Transcript, Usage
 from madspy.signatures import Critique, CritiqueProposalOnly, MaskEvaluate, Propose, Referee, Resolve, Revise
 
-CONVERGED_REASONS = {"confident_agreement", "stable_answers", "referee_converged"}
+FINAL_CRITIQUE_REASONS = {"stable_answers", "max_rounds", "echo_alarm", "off_topic", "referee_converged"}
+CONVERGED_REASONS = {"confident_agreement", "stable_answers", "referee_converged", "cascade_confident"}
 
 
 @functools.lru_cache(maxsize=128)
@@ -148,30 +150,39 @@ class _Run:
                                   f"{o.call.error}".replace("  ", " "))
         return outcomes
 
-    def _answer_step(self, rnd: Round) -> None:
+    def _answer_step(self, rnd: Round, agents: list[int]) -> None:
         d, cfg = self.debate, self.cfg
         answers = [{int(a): v for a, v in r.votes.items()} for r in self.transcript.rounds[: len(self.snapshots)]]
         jobs = []
-        for i, agent in enumerate(cfg.agents):
+        for i in agents:
+            agent = cfg.agents[i]
             if i in self.proposals:
                 jobs.append(d._job(
                     "proposer", i, rnd.index, d.revise, agent.model, agent.temperature,
                     question=self.question, persona=agent.persona,
                     previous_answer=format_proposal(self.proposals[i]),
-                    peer_answers=peer_view(cfg.memory, i, self.snapshots, self.dropped, answers, cfg.summary_keep_rounds),
+                    peer_answers=peer_view(cfg.memory, visible(i, len(cfg.agents), cfg.topology, cfg.neighbors,
+                                                               cfg.group_size),
+                                           self.snapshots, self.dropped, answers, cfg.summary_keep_rounds),
                     critiques=self.critiques.get(i, []),
                     referee_note="\n".join(filter(None, [self._anchor(), self.notes.get(i, "")])),
                 ))
             else:
                 jobs.append(d._job("proposer", i, rnd.index, d.propose, agent.model, agent.temperature,
                                    question=self.question, persona=agent.persona))
-        self.notes = {}
         for job, outcome in zip(jobs, self._run(jobs, rnd)):
             if outcome.prediction is not None:
                 self.proposals[job.agent] = outcome.prediction
             elif job.agent in self.proposals:
                 rnd.events.append(f"agent {job.agent} keeps its previous answer")
-        self.snapshots.append({i: format_proposal(p) for i, p in sorted(self.proposals.items())})
+
+    def _cascade(self, rnd: Round) -> bool:
+        """Round 0 with agent 0 alone; True when it is confident enough to skip the debate (iMAD)."""
+        self._answer_step(rnd, [0])
+        first = self.proposals.get(0)
+        confident = first is not None and float(first.get("confidence") or 0.0) >= self.cfg.cascade_gate
+        rnd.events.append(f"cascade: agent 0 alone is {'' if confident else 'not '}confident enough to skip the debate")
+        return confident
 
     def _mask_step(self, rnd: Round) -> None:
         """Drop last-round answers before the next round sees them (seed 003)."""
@@ -352,7 +363,15 @@ class _Run:
             self._mask_step(rnd)
         if self._over_budget():
             return "budget_exhausted"
-        self._answer_step(rnd)
+        everyone = list(range(len(cfg.agents)))
+        if rnd.index == 0 and cfg.cascade_gate is not None and len(everyone) > 1:
+            if self._cascade(rnd):
+                self.history.append(self._votes(rnd))
+                return "cascade_confident"
+            everyone = everyone[1:]
+        self._answer_step(rnd, everyone)
+        self.notes = {}
+        self.snapshots.append({i: format_proposal(p) for i, p in sorted(self.proposals.items())})
         votes = self._votes(rnd)
         echo_stop = self._flips(rnd, votes)
         self.history.append(votes)
@@ -361,10 +380,9 @@ class _Run:
         reason = ("budget_exhausted" if self._over_budget() else None) or echo_stop or first_reason(rules, self.history)
         if reason is None and self._referee_due(rnd):
             reason = self._referee_step(rnd)
-        needs_critique = cfg.critic.enabled and (
-            reason is None or (cfg.decision_protocol in ("judge", "unanimity") and cfg.resolver.enabled
-                               and reason in ("stable_answers", "max_rounds", "echo_alarm", "off_topic", "referee_converged"))
-        )
+        # The resolver judges the final proposals with their critiques; other stops need no last critique.
+        resolver_next = cfg.decision_protocol in ("judge", "unanimity") and cfg.resolver.enabled
+        needs_critique = cfg.critic.enabled and (reason is None or (resolver_next and reason in FINAL_CRITIQUE_REASONS))
         if needs_critique:
             self._critique_step(rnd)
             if reason is None and self._over_budget():
@@ -373,7 +391,10 @@ class _Run:
 
     def _decide(self, votes: list[Vote], stop_reason: str) -> Decision:
         protocol = self.cfg.decision_protocol
+        if self.cfg.topology == "groups":
+            votes = group_votes(votes, len(self.cfg.agents), self.cfg.group_size)
         skip_judge = {"confident_agreement": "unanimous and confident; resolver not needed",
+                      "cascade_confident": "one confident agent; no debate needed",
                       "budget_exhausted": "token budget spent; majority of the last answers"}
         if stop_reason in skip_judge and protocol == "judge":
             decision = get_protocol("majority").decide(votes)

@@ -247,8 +247,7 @@ def test_summary_memory_compresses_old_rounds(scripted):
     Debate(config(model, rounds=4, critic={"enabled": False}, memory="summary"))(question=QUESTION)
     last = [t for t in calls_of(model) if t.role == "revise" and t.inputs["persona"] == "B"][-1]
     peers = last.input_json("peer_answers")
-    assert peers[:2] == ["round 0 summary: 1 (agent 0); 5 (agent 1); 6 (agent 2)",
-                         "round 1 summary: 2 (agent 0); 5 (agent 1); 6 (agent 2)"]
+    assert peers[:2] == ["round 0 summary: 1 (agent 0); 6 (agent 2)", "round 1 summary: 2 (agent 0); 6 (agent 2)"]
     assert all("round 2:" in p for p in peers[2:]) and len(peers) == 4
 
 
@@ -280,3 +279,36 @@ def test_objective_mask_falls_back_to_the_subjective_mask_with_a_note(scripted):
     assert result.answer == "42"
     assert any("no log-probabilities" in e for e in result.transcript.rounds[1].events)
     assert sum(t.role == "mask" for t in calls_of(model)) == 3
+
+
+def test_ring_topology_shows_each_agent_only_its_neighbours(scripted):
+    agents = ["A", "B", "C", "D", "E"]
+    model = scripted(by_agent(agents, [[str(i)] for i in range(5)]))
+    cfg = config(model, rounds=2, critic={"enabled": False}, topology="ring", neighbors=2).updated(
+        agents=[{"persona": p} for p in agents])
+    Debate(cfg)(question=QUESTION)
+    seen = {t.inputs["persona"]: sorted(p.split(":")[0] for p in t.input_json("peer_answers"))
+            for t in calls_of(model) if t.role == "revise"}
+    assert seen["A"] == ["agent 1", "agent 4"] and seen["C"] == ["agent 1", "agent 3"]
+
+
+def test_groups_debate_inside_and_vote_across_groups(scripted):
+    agents = list("ABCDEFGHI")
+    # flat vote: 7 wins 5:4; by group: (7,7,7) -> 7, (9,9,7) -> 9, (9,9,7) -> 9, so 9 wins 2:1
+    answers = [[a] for a in ("7", "7", "7", "9", "9", "7", "9", "9", "7")]
+    for topology, winner, tally in (("all", "7", {"7": 5, "9": 4}), ("groups", "9", {"9": 2, "7": 1})):
+        model = scripted(by_agent(agents, answers))
+        cfg = config(model, rounds=2, critic={"enabled": False}, topology=topology, group_size=3).updated(
+            agents=[{"persona": p} for p in agents])
+        result = Debate(cfg)(question=QUESTION)
+        assert result.answer == winner and result.transcript.decision.tally == tally
+    seen = [len(t.input_json("peer_answers")) for t in calls_of(model) if t.role == "revise"]
+    assert seen == [2] * 9  # each agent sees only its own group
+
+
+def test_cascade_skips_the_debate_when_one_agent_is_confident(scripted):
+    for confidence, calls, reason in ((0.95, 1, "cascade_confident"), (0.6, 3, "max_rounds")):
+        model = scripted(by_agent(PERSONAS, [["7"], ["7"], ["7"]], confidence=confidence))
+        result = Debate(config(model, rounds=1, cascade_gate=0.9))(question=QUESTION)
+        assert result.stop_reason == reason and len(result.transcript.calls()) == calls
+        assert result.answer == "7"
