@@ -16,8 +16,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from madspy.compile_cli import add_compile, add_search
 from madspy.errors import InputError, MadspyError
 from madspy.eval_cli import add_bench, add_compare, add_eval
+from madspy.serve_cli import add_ab, add_export_pairs, add_port, add_report, add_serve, add_show
 
 RUN_EXAMPLES = """examples:
   madspy run "What is 17 * 23?" --show
@@ -26,25 +28,81 @@ RUN_EXAMPLES = """examples:
 """
 
 
+# Config fields reachable by name from `madspy run`: flag -> (config path, type or choices, help).
+RUN_OPTIONS: dict[str, tuple[str, Any, str]] = {
+    "--model": ("model", str, "LiteLLM model string (default local/smollm2-135m, the embedded model)"),
+    "--rounds": ("rounds", int, "rounds in all, round 0 included (default 3)"),
+    "--protocol": ("protocol", "ProtocolName", "how the final answer is chosen (auto: by --task-kind, else judge)"),
+    "--task-kind": ("task_kind", "TaskKind", "reasoning -> majority, knowledge -> judge, open_ended -> free"),
+    "--max-tokens": ("max_tokens", int, "completion tokens per call (default 512)"),
+    "--memory": ("memory", "MemoryPolicy", "which earlier answers a reviser sees (default previous)"),
+    "--topology": ("topology", "Topology", "who sees whom (default all)"),
+    "--neighbors": ("neighbors", int, "ring: neighbours each agent sees"),
+    "--group-size": ("group_size", int, "groups: agents per group"),
+    "--budget": ("budget_tokens", int, "hard token budget per question"),
+    "--cascade": ("cascade_gate", float, "answer with one agent first; debate only below this confidence"),
+    "--credit-ledger": ("credit_ledger", str, "JSON file of per-agent credit (credit protocol)"),
+    "--echo-reaction": ("echo.reaction", "EchoReaction", "when most flips are conformity (default devils_advocate)"),
+    "--echo-threshold": ("echo.threshold", float, "echo alarm above this share of conformity flips (0.5)"),
+    "--agreement-gate": ("stop.agreement_gate", float, "stop when all agree at least this confident (0.85)"),
+    "--stable-rounds": ("stop.stable_rounds", int, "stop when no answer changed for k rounds (1; 0 = off)"),
+    "--referee-every": ("referee.every", int, "referee every k rounds (with --referee)"),
+}
+RUN_SWITCHES: dict[str, tuple[dict[str, Any], str]] = {
+    "--no-critic": ({"critic.enabled": False}, "switch the critic off"),
+    "--no-resolver": ({"resolver.enabled": False}, "switch the resolver off (auto protocol becomes majority)"),
+    "--isolated-critic": ({"critic.isolated": True}, "the critic sees only the proposal, not the question"),
+    "--critic-checklist": ({"critic.checklist_retry": True}, "ask a critic that found nothing once more"),
+    "--referee": ({"referee.enabled": True}, "referee each round: relevance, interventions, topic anchor"),
+    "--referee-long": ({"referee.enabled": True, "referee.cadence": "long"}, "referee only unusually long rounds"),
+    "--no-cache": ({"cache": False}, "do not reuse cached LM replies"),
+}
+
+
 def _add_run(sub: argparse._SubParsersAction) -> None:
+    from typing import get_args
+
+    from madspy.programs import config
+
     p = sub.add_parser("run", help="debate one question (or a JSONL file of them)", epilog=RUN_EXAMPLES,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("question", nargs="?", help="the question to debate")
     p.add_argument("--file", type=Path, help="JSONL file, one {\"question\": ...} per line; one result per line out")
     p.add_argument("--program", type=Path, help="a saved program (JSON) to run instead of the hand-written roles")
     p.add_argument("--preset", help="named settings: debate (default), cot, sc, sc:K, du-mad")
-    p.add_argument("--model", help="LiteLLM model string (default local/smollm2-135m, the embedded model)")
     p.add_argument("--agents", type=int, help="number of debaters (default 3)")
-    p.add_argument("--rounds", type=int, help="rounds in all, round 0 included (default 3)")
-    p.add_argument("--protocol", choices=["majority", "judge"], help="how the final answer is chosen")
-    p.add_argument("--max-tokens", type=int, help="completion tokens per call (default 512)")
-    p.add_argument("--no-critic", action="store_true", help="switch the critic off")
-    p.add_argument("--no-resolver", action="store_true", help="switch the resolver off (implies majority)")
-    p.add_argument("--no-cache", action="store_true", help="do not reuse cached LM replies")
+    for flag, (path, kind, text) in RUN_OPTIONS.items():
+        if isinstance(kind, str):
+            p.add_argument(flag, dest=path, choices=get_args(getattr(config, kind)), help=text)
+        else:
+            p.add_argument(flag, dest=path, type=kind, help=text)
+    for flag, (_, text) in RUN_SWITCHES.items():
+        p.add_argument(flag, action="store_true", help=text)
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="any config field by dotted path, value as JSON (e.g. --set stop.agreement_gate=0.9)")
+    p.add_argument("--run-budget", type=int, help="with --file: token budget for the whole file")
     p.add_argument("--transcript", type=Path, help="write the transcript JSON here (a folder with --file)")
     p.add_argument("--show", action="store_true", help="print the whole debate")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(handler=cmd_run)
+
+
+def _put(changes: dict[str, Any], path: str, value: Any) -> None:
+    *parents, leaf = path.split(".")
+    node = changes
+    for name in parents:
+        node = node.setdefault(name, {})
+    node[leaf] = value
+
+
+def _set_value(text: str) -> tuple[str, Any]:
+    path, sep, raw = text.partition("=")
+    if not sep or not path:
+        raise InputError(f"--set expects KEY=VALUE, got {text!r}")
+    try:
+        return path, json.loads(raw)
+    except json.JSONDecodeError:
+        return path, raw
 
 
 def _debate(args: argparse.Namespace):
@@ -52,22 +110,20 @@ def _debate(args: argparse.Namespace):
     from madspy.programs.artifact import load_program
     from madspy.programs.presets import preset
 
-    changes: dict[str, Any] = {
-        name: getattr(args, name)
-        for name in ("model", "rounds", "protocol", "max_tokens")
-        if getattr(args, name) is not None
-    }
+    changes: dict[str, Any] = {}
+    for path, _, _ in RUN_OPTIONS.values():
+        if getattr(args, path) is not None:
+            _put(changes, path, getattr(args, path))
+    for flag, (settings, _) in RUN_SWITCHES.items():
+        if getattr(args, flag[2:].replace("-", "_")):
+            for path, value in settings.items():
+                _put(changes, path, value)
+    for item in args.set:
+        _put(changes, *_set_value(item))
     if args.agents is not None:
         if args.agents < 1:
             raise InputError("--agents must be at least 1")
         changes["agents"] = [a.model_dump() for a in DebateConfig.default_agents(args.agents)]
-    if args.no_critic:
-        changes["critic"] = {"enabled": False}
-    if args.no_resolver:
-        changes["resolver"] = {"enabled": False}
-        changes.setdefault("protocol", "majority")
-    if args.no_cache:
-        changes["cache"] = False
     if args.program and args.preset:
         raise InputError("give --program or --preset, not both")
     if args.program:
@@ -111,6 +167,8 @@ def _print_result(result: Any, args: argparse.Namespace) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     if (args.question is None) == (args.file is None):
         raise InputError("give a QUESTION or --file, not both and not neither")
+    if args.run_budget is not None and args.file is None:
+        raise InputError("--run-budget applies to --file; use --budget for one question")
     debate = _debate(args)
     if args.question is not None:
         result = debate(question=args.question)
@@ -125,16 +183,22 @@ def _run_file(debate: Any, args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import Progress
 
-    from madspy.programs.debate import as_dict
+    from madspy.programs.debate import RunBudget, as_dict
 
     rows = list(_questions(args.file))
+    budget = RunBudget(args.run_budget) if args.run_budget else None
     if args.transcript:
         args.transcript.mkdir(parents=True, exist_ok=True)
     with Progress(console=Console(stderr=True), transient=True) as progress:
         bar = progress.add_task("debating", total=len(rows))
         for line_no, question in rows:
+            if budget is not None and budget.remaining <= 0:
+                out = {"answer": None, "status": "budget_exhausted", "stop_reason": "run budget spent before this line"}
+                print(json.dumps({"line": line_no, **out}), flush=True)
+                progress.advance(bar)
+                continue
             try:
-                out = as_dict(debate(question=question))
+                out = as_dict(debate(question=question, run_budget=budget))
                 if args.transcript:
                     Path(args.transcript, f"line{line_no}.json").write_text(json.dumps(out["transcript"]))
             except InputError as e:  # one bad question does not stop the file
@@ -152,7 +216,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_add_run, add_eval, add_compare, add_bench]
+COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_add_run, add_eval, add_compare, add_bench, add_serve,
+                                                               add_compile, add_search, add_ab, add_port,
+                                                               add_show, add_report, add_export_pairs]
 
 
 def main(argv: list[str] | None = None) -> int:

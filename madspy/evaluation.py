@@ -43,6 +43,7 @@ from madspy.data import Task, get_task
 from madspy.errors import InputError
 from madspy.optimizers import metrics
 from madspy.programs.artifact import load_program
+from madspy.programs.credit import CreditLedger
 from madspy.programs.debate import Debate
 from madspy.programs.presets import PRESETS, preset
 from madspy.programs.transcript import Transcript
@@ -155,6 +156,12 @@ def _run_one(name: str, debate: Debate, example: dspy.Example, task: Task, out: 
                       "status": "invalid_input", "stop_reason": str(e), "usage": {}, "wall_s": 0.0}
     wall_s = round(time.perf_counter() - started, 4)
     score = task.score(result.answer, example.answer)
+
+    def is_correct(answer: str) -> bool:
+        return task.score(answer, example.answer) >= CORRECT_AT
+
+    if debate.config.credit_ledger:  # a verified outcome: the credit protocol learns from it
+        CreditLedger(debate.config.credit_ledger).record_transcript(result.transcript, is_correct)
     transcript_path = Path("transcripts", _safe(name), f"{_safe(str(example.id))}.json")
     (out / transcript_path).parent.mkdir(parents=True, exist_ok=True)
     result.transcript.save(out / transcript_path)
@@ -167,7 +174,7 @@ def _run_one(name: str, debate: Debate, example: dspy.Example, task: Task, out: 
         "stop_reason": result.stop_reason,
         "usage": result.usage,
         "wall_s": wall_s,
-        **debate_trace(result.transcript, lambda a: task.score(a, example.answer) >= CORRECT_AT),
+        **debate_trace(result.transcript, is_correct),
         "transcript": str(transcript_path),
     }
 

@@ -127,7 +127,7 @@ class DebateConfig(_Strict):
     model: str = DEFAULT_MODEL
     agents: list[AgentConfig] = Field(default_factory=lambda: DebateConfig.default_agents(3))
     rounds: int = Field(3, ge=1, le=20, description="rounds in all, the independent round 0 included")
-    protocol: ProtocolName = Field("auto", description="auto: chosen by task_kind (judge when unset)")
+    protocol: ProtocolName = Field("auto", description="auto: by task_kind; unset: judge, or majority without resolver")
     task_kind: TaskKind | None = None
     credit_ledger: str | None = Field(None, description="JSON file of per-agent credit for the credit protocol")
     critic: CriticConfig = Field(default_factory=lambda: CriticConfig(temperature=0.3))
@@ -164,7 +164,8 @@ class DebateConfig(_Strict):
         """The protocol that decides: ``protocol``, or for ``auto`` the default of ``task_kind``."""
         if self.protocol != "auto":
             return self.protocol
-        return DEFAULT_FOR_TASK_KIND.get(self.task_kind or "", "judge")
+        fallback = "judge" if self.resolver.enabled else "majority"
+        return DEFAULT_FOR_TASK_KIND.get(self.task_kind or "", fallback)
 
     @staticmethod
     def default_agents(n: int) -> list[AgentConfig]:

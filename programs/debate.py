@@ -17,6 +17,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -102,12 +103,35 @@ class Debate(dspy.Module):
             config["logprobs"] = True
         return Job(role, agent, round_, predictor, self._lm_for(model, temperature), adapter_for(model), inputs, config)
 
-    def forward(self, question: str) -> dspy.Prediction:
+    def forward(self, question: str, run_budget: RunBudget | None = None) -> dspy.Prediction:
+        """Debate ``question``; ``run_budget`` is a token budget shared by many questions."""
         cfg = self.config
         for model in cfg.models():
             question = check_question(question, model, cfg.max_tokens)
-        run = _Run(self, question)
-        return run.execute()
+        return _Run(self, question, run_budget).execute()
+
+
+class RunBudget:
+    """A token budget shared by every question of a run (thread-safe).
+
+    Example:
+        >>> budget = RunBudget(100_000)
+        >>> # for q in questions: debate(question=q, run_budget=budget)
+        >>> budget.remaining
+        100000
+    """
+
+    def __init__(self, tokens: int):
+        self.tokens, self.spent = tokens, 0
+        self._lock = threading.Lock()
+
+    def add(self, tokens: int) -> None:
+        with self._lock:
+            self.spent += tokens
+
+    @property
+    def remaining(self) -> int:
+        return self.tokens - self.spent
 
 
 def as_dict(result: dspy.Prediction) -> dict[str, Any]:
@@ -125,8 +149,9 @@ def as_dict(result: dspy.Prediction) -> dict[str, Any]:
 class _Run:
     """The state of one debate on one question (a ``Debate`` is reusable and thread-safe)."""
 
-    def __init__(self, debate: Debate, question: str):
+    def __init__(self, debate: Debate, question: str, run_budget: RunBudget | None = None):
         self.debate = debate
+        self.run_budget = run_budget
         self.cfg = debate.config
         self.question = question
         self.t0 = time.perf_counter()
@@ -277,7 +302,9 @@ class _Run:
         return sum(c.prompt_tokens + c.completion_tokens for r in self.transcript.rounds for c in r.calls)
 
     def _over_budget(self) -> bool:
-        return self.cfg.budget_tokens is not None and self._spent() >= self.cfg.budget_tokens
+        spent = self._spent()
+        question_over = self.cfg.budget_tokens is not None and spent >= self.cfg.budget_tokens
+        return question_over or (self.run_budget is not None and spent >= self.run_budget.remaining)
 
     def _critique_step(self, rnd: Round) -> None:
         critic = self.cfg.critic
@@ -416,6 +443,8 @@ class _Run:
         t = self.transcript
         t.decision, t.status, t.stop_reason = decision, status, stop_reason
         t.usage = Usage.of(calls)
+        if self.run_budget is not None:
+            self.run_budget.add(t.usage.total_tokens)
         t.wall_s = round(time.perf_counter() - self.t0, 4)
         return dspy.Prediction(
             answer=decision.answer,
@@ -429,10 +458,10 @@ class _Run:
 
     @staticmethod
     def _status(stop_reason: str, votes: list[Vote], decision: Decision, calls: list[Call]) -> str:
-        if decision.answer is None:
-            return "failed"
         if stop_reason == "budget_exhausted":
             return "budget_exhausted"
+        if decision.answer is None:
+            return "failed"
         if any(not c.ok for c in calls):
             return "degraded"
         if decision.judge_status == "undetermined":

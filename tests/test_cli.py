@@ -114,3 +114,54 @@ def test_presets_run_the_baselines(capsys, scripted):
     assert len(rounds) == 2 and {c["role"] for r in rounds for c in r["calls"]} == {"proposer"}
     code, _, err = run(capsys, "q", "--preset", "sc:x", "--model", model)
     assert code == 2 and "unknown preset" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "path", "value"),
+    [
+        (["--protocol", "free"], "protocol", "free"),
+        (["--task-kind", "knowledge"], "task_kind", "knowledge"),
+        (["--memory", "mask_lenient"], "memory", "mask_lenient"),
+        (["--topology", "ring", "--neighbors", "1"], "neighbors", 1),
+        (["--topology", "groups", "--group-size", "2"], "group_size", 2),
+        (["--budget", "5000"], "budget_tokens", 5000),
+        (["--cascade", "0.9"], "cascade_gate", 0.9),
+        (["--echo-reaction", "stop", "--echo-threshold", "0.3"], "echo", {"threshold": 0.3, "reaction": "stop"}),
+        (["--agreement-gate", "0.7", "--stable-rounds", "2"], "stop", {"stable_rounds": 2, "agreement_gate": 0.7}),
+        (["--isolated-critic", "--critic-checklist"], "critic.isolated", True),
+        (["--referee-long"], "referee.cadence", "long"),
+        (["--referee", "--referee-every", "2"], "referee.every", 2),
+        (["--set", "critic.deep_review_below=0.3", "--set", "summary_keep_rounds=2"], "critic.deep_review_below", 0.3),
+    ],
+)
+def test_every_mechanism_is_reachable_from_run(capsys, model, tmp_path, argv, path, value):
+    code, out, err = run(capsys, "q", "--model", model, "--no-cache", "--json", *argv)
+    assert code == 0, err
+    config = json.loads(out)["transcript"]["config"]
+    for key in path.split("."):
+        config = config[key]
+    if isinstance(value, dict):
+        assert {k: config[k] for k in value} == value
+    else:
+        assert config == value
+
+
+def test_credit_ledger_option_and_run_budget(capsys, model, tmp_path):
+    ledger = tmp_path / "credit.json"
+    ledger.write_text('{"0": 3.0, "1": 0.1, "2": 0.1}')
+    code, out, _ = run(capsys, "q", "--model", model, "--protocol", "credit", "--credit-ledger", str(ledger),
+                       "--rounds", "1", "--json")
+    assert code == 0 and json.loads(out)["transcript"]["decision"]["candidates"] == {"391": 3.1, "401": 0.1}
+    questions = tmp_path / "q.jsonl"
+    questions.write_text('{"question": "a"}\n{"question": "b"}\n{"question": "c"}\n')
+    code, out, _ = run(capsys, "--file", str(questions), "--model", model, "--no-cache", "--run-budget", "10")
+    statuses = [json.loads(line)["status"] for line in out.splitlines()]
+    assert statuses == ["budget_exhausted"] * 3
+
+
+def test_bad_set_and_misplaced_run_budget_are_refused(capsys, model):
+    assert run(capsys, "q", "--model", model, "--set", "nonsense")[2].startswith("madspy: error: --set expects")
+    code, _, err = run(capsys, "q", "--model", model, "--set", "rounds=-1")
+    assert code == 2 and "rounds" in err
+    code, _, err = run(capsys, "q", "--model", model, "--run-budget", "5")
+    assert code == 2 and "--run-budget applies to --file" in err

@@ -312,3 +312,16 @@ def test_cascade_skips_the_debate_when_one_agent_is_confident(scripted):
         result = Debate(config(model, rounds=1, cascade_gate=0.9))(question=QUESTION)
         assert result.stop_reason == reason and len(result.transcript.calls()) == calls
         assert result.answer == "7"
+
+
+def test_a_run_budget_is_shared_across_questions(scripted):
+    from madspy.programs.debate import RunBudget
+
+    model = scripted(by_agent(PERSONAS, [["1"], ["2"], ["2"]]))
+    debate = Debate(config(model, rounds=3))
+    first = debate(question=QUESTION)
+    budget = RunBudget(first.transcript.usage.total_tokens + 10)
+    assert debate(question=QUESTION, run_budget=budget).status != "budget_exhausted"
+    second = debate(question=QUESTION, run_budget=budget)
+    assert second.status == "budget_exhausted" and second.answer is not None
+    assert budget.remaining < 0
