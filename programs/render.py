@@ -2,6 +2,7 @@
 
 Example:
     >>> from rich.console import Console
+from rich.markup import escape
     >>> from madspy.programs.render import render_transcript
     >>> from madspy.programs.transcript import Transcript
     >>> render_transcript(Transcript(question="2+2?"), Console(width=80))  # doctest: +SKIP
@@ -12,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
@@ -19,21 +21,23 @@ from madspy.programs.transcript import Call, Transcript
 
 
 def _summary(call: Call) -> str:
-    """One cell saying what a call produced."""
+    """One cell saying what a call produced (model text escaped: it may hold [brackets])."""
     if call.error:
-        return f"[red]failed[/red] {call.error[:160]}"
+        return f"[red]failed[/red] {escape(call.error[:160])}"
     out: dict[str, Any] = call.output or {}
     if "final_answer" in out:
-        return f"[bold]{out['final_answer']}[/bold] ({out.get('confidence', 0):.2f}, {out.get('status')}) {out.get('verification', '')}"
+        return (f"[bold]{escape(str(out['final_answer']))}[/bold] ({out.get('confidence', 0):.2f}, "
+                f"{out.get('status')}) {escape(str(out.get('verification', '')))}")
     if "verdict" in out:
         issues = out.get("issues") or []
         found = "; ".join(f"{i.get('location')}: {i.get('issue_type')} - {i.get('description')}" for i in issues)
-        return f"{out['verdict']}" + (f": {found}" if found else "")
+        return escape(f"{out['verdict']}" + (f": {found}" if found else ""))
     if "answer" in out:
-        steps = " | ".join(map(str, out.get("reasoning_steps") or []))
-        flip = f" [dim](evidence: {out['evidence_ref']})[/dim]" if out.get("evidence_ref") not in (None, "", "none") else ""
-        return f"[bold]{out['answer']}[/bold] ({out.get('confidence', 0):.2f}) {steps}{flip}"
-    return ", ".join(f"{k}={v}" for k, v in out.items())
+        steps = escape(" | ".join(map(str, out.get("reasoning_steps") or [])))
+        ref = out.get("evidence_ref")
+        flip = f" [dim](evidence: {escape(str(ref))})[/dim]" if ref not in (None, "", "none") else ""
+        return f"[bold]{escape(str(out['answer']))}[/bold] ({out.get('confidence', 0):.2f}) {steps}{flip}"
+    return escape(", ".join(f"{k}={v}" for k, v in out.items()))
 
 
 def render_transcript(t: Transcript, console: Console | None = None) -> None:
@@ -49,8 +53,19 @@ def render_transcript(t: Transcript, console: Console | None = None) -> None:
             table.add_row(c.role, "" if c.agent is None else str(c.agent), _summary(c),
                           f"{c.prompt_tokens}/{c.completion_tokens}", f"{c.latency_s:.2f}")
         console.print(table)
+        if rnd.masks:
+            console.print("memory mask: " + ", ".join(
+                f"agent {m.agent} {m.label} ({'kept' if m.kept else 'dropped'})" for m in rnd.masks))
         if rnd.votes:
             console.print("votes: " + ", ".join(f"agent {a}: {v}" for a, v in rnd.votes.items()))
+        for f in rnd.flips:
+            console.print(escape(f"flip: agent {f.agent} {f.before} -> {f.after} [{f.kind}] {f.evidence_ref}"))
+        if rnd.echo_ratio is not None:
+            console.print(f"echo ratio: {rnd.echo_ratio:.2f}")
+        if rnd.referee:
+            r = rnd.referee
+            console.print(f"referee: relevance {float(r.get('relevance') or 0):.2f}, converged {r.get('converged')}"
+                          + (f", intervention: {r['intervention']}" if r.get("intervention") else ""))
         for event in rnd.events:
             console.print(f"[yellow]- {event}[/yellow]")
     d, u = t.decision, t.usage
@@ -58,7 +73,7 @@ def render_transcript(t: Transcript, console: Console | None = None) -> None:
         f"answer: [bold]{d.answer if d else None}[/bold]   confidence: {d.confidence if d else 0:.2f}",
         f"status: {t.status}   stop reason: {t.stop_reason}   protocol: {d.protocol if d else '-'}"
         + (f" ({d.note})" if d and d.note else ""),
-        f"tally: {d.tally if d else {}}",
+        f"tally: {d.tally if d else {}}" + (f"   scores: {d.candidates}" if d and d.candidates else ""),
         f"tokens: {u.prompt_tokens} prompt + {u.completion_tokens} completion in {u.calls} calls"
         f" ({u.failed_calls} failed)   wall time: {t.wall_s:.2f}s",
     ]
