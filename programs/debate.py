@@ -103,12 +103,17 @@ class Debate(dspy.Module):
             config["logprobs"] = True
         return Job(role, agent, round_, predictor, self._lm_for(model, temperature), adapter_for(model), inputs, config)
 
-    def forward(self, question: str, run_budget: RunBudget | None = None) -> dspy.Prediction:
-        """Debate ``question``; ``run_budget`` is a token budget shared by many questions."""
+    def forward(self, question: str, run_budget: RunBudget | None = None,
+                on_round: Callable[[Round], None] | None = None) -> dspy.Prediction:
+        """Debate ``question``.
+
+        ``run_budget`` is a token budget shared by many questions; ``on_round`` is
+        called with each finished round (streaming, progress).
+        """
         cfg = self.config
         for model in cfg.models():
             question = check_question(question, model, cfg.max_tokens)
-        return _Run(self, question, run_budget).execute()
+        return _Run(self, question, run_budget, on_round).execute()
 
 
 class RunBudget:
@@ -149,9 +154,11 @@ def as_dict(result: dspy.Prediction) -> dict[str, Any]:
 class _Run:
     """The state of one debate on one question (a ``Debate`` is reusable and thread-safe)."""
 
-    def __init__(self, debate: Debate, question: str, run_budget: RunBudget | None = None):
+    def __init__(self, debate: Debate, question: str, run_budget: RunBudget | None = None,
+                 on_round: Callable[[Round], None] | None = None):
         self.debate = debate
         self.run_budget = run_budget
+        self.on_round = on_round
         self.cfg = debate.config
         self.question = question
         self.t0 = time.perf_counter()
@@ -378,6 +385,8 @@ class _Run:
             self.transcript.rounds.append(rnd)
             reason = self._round(rnd, rules)
             rnd.wall_s = round(time.perf_counter() - started, 4)
+            if self.on_round is not None:
+                self.on_round(rnd)
             if reason is not None:
                 stop_reason = reason
                 break

@@ -20,7 +20,7 @@ from rich.table import Table
 from madspy.programs.transcript import Call, Transcript
 
 
-def _summary(call: Call) -> str:
+def call_summary(call: Call) -> str:
     """One cell saying what a call produced (model text escaped: it may hold [brackets])."""
     if call.error:
         return f"[red]failed[/red] {escape(call.error[:160])}"
@@ -50,7 +50,7 @@ def render_transcript(t: Transcript, console: Console | None = None) -> None:
                          ("in/out tok", {"justify": "right"}), ("s", {"justify": "right"})):
             table.add_column(name, **kw)
         for c in rnd.calls:
-            table.add_row(c.role, "" if c.agent is None else str(c.agent), _summary(c),
+            table.add_row(c.role, "" if c.agent is None else str(c.agent), call_summary(c),
                           f"{c.prompt_tokens}/{c.completion_tokens}", f"{c.latency_s:.2f}")
         console.print(table)
         if rnd.masks:

@@ -1,0 +1,183 @@
+"""`madspy serve`: real HTTP on localhost, auth, limits, streaming, restarts and metrics."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import httpx
+import pytest
+import uvicorn
+from fastapi.testclient import TestClient
+
+from madspy.cli import main
+from madspy.programs import Debate, DebateConfig
+from madspy.programs.artifact import save_program
+from madspy.serve import ServeError, ServeSettings, check_bind, create_app
+from scripts import critique, proposal, resolution
+
+KEY = "s3cret"
+AUTH = {"Authorization": f"Bearer {KEY}"}
+
+
+def two_rounds(turn):
+    """Agents agree on 391 at round 0 without confidence, then confidently at round 1."""
+    if turn.role == "propose":
+        return proposal("391", confidence=0.5)
+    if turn.role == "revise":
+        return proposal("391", confidence=0.95, evidence="critique 1")
+    if turn.role == "critique":
+        return critique(flawed=False)
+    return resolution("391")
+
+
+@pytest.fixture
+def program(scripted, tmp_path):
+    def make(latency_s: float = 0.0):
+        model = scripted(two_rounds, latency_s=latency_s)
+        path = tmp_path / f"{model.split('/')[-1]}.json"
+        save_program(Debate(DebateConfig.with_agents(2, model=model, rounds=3, cache=False)), path)
+        return path
+
+    return make
+
+
+def settings(tmp_path, **changes) -> ServeSettings:
+    return ServeSettings(**{"db": tmp_path / "t.sqlite3", "api_key": KEY, **changes})
+
+
+@contextmanager
+def running(app) -> Iterator[str]:
+    """Serve ``app`` with uvicorn on a free localhost port in a thread."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+
+
+def wait_idle(client, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while client.get("/healthz").json()["running"] and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+def test_http_round_trip_transcript_health_metrics_docs(program, tmp_path):
+    with running(create_app(program(), settings(tmp_path))) as url, httpx.Client(base_url=url, headers=AUTH) as c:
+        r = c.post("/v1/debate", json={"question": "What is 17 * 23?", "rounds": 2, "budget_tokens": 100000})
+        assert r.status_code == 200, r.text
+        body = r.json()
+        assert body["answer"] == "391" and body["status"] == "converged"
+        assert body["stop_reason"] == "confident_agreement" and body["usage"]["calls"] > 0
+        t = c.get(f"/v1/transcripts/{body['transcript_id']}").json()
+        assert t["question"] == "What is 17 * 23?" and len(t["rounds"]) == 2
+        assert t["config"]["rounds"] == 2 and t["config"]["budget_tokens"] == 100000
+        assert c.get("/v1/transcripts/nope").status_code == 404
+        assert c.get("/healthz").json()["status"] == "ok"
+        metrics = c.get("/metrics").text
+        assert 'madspy_http_requests_total{code="200"} 3' in metrics
+        assert 'madspy_http_requests_total{code="404"} 1' in metrics
+        assert 'madspy_debates_total{status="converged"} 1' in metrics
+        assert "madspy_http_request_seconds_count 4" in metrics and 'madspy_tokens_total{kind="prompt"}' in metrics
+        assert "/v1/debate" in c.get("/openapi.json").json()["paths"]
+        assert c.get("/docs").status_code == 200
+
+
+def test_auth_bad_input_and_body_limits(program, tmp_path):
+    client = TestClient(create_app(program(), settings(tmp_path, max_body=2000)))
+    ask = {"question": "What is 17 * 23?"}
+    assert client.post("/v1/debate", json=ask).status_code == 401
+    wrong = client.post("/v1/debate", json=ask, headers={"Authorization": "Bearer nope"})
+    assert wrong.status_code == 401 and "API key" in wrong.json()["error"]
+    assert client.get("/metrics").status_code == 401
+    assert client.get("/healthz").status_code == 200  # liveness needs no key
+
+    bad = client.post("/v1/debate", content=b'{"question": ', headers=AUTH | {"Content-Type": "application/json"})
+    assert bad.status_code == 422 and bad.json()["error"] == "the request body is not valid JSON"
+    extra = client.post("/v1/debate", json=ask | {"agents": 9}, headers=AUTH)
+    assert extra.status_code == 422 and "agents" in extra.json()["error"]
+    empty = client.post("/v1/debate", json={"question": "  "}, headers=AUTH)
+    assert empty.status_code == 400 and empty.json() == {"error": "the question is empty"}
+
+    big = {"question": "x" * 3000}
+    assert client.post("/v1/debate", json=big, headers=AUTH).status_code == 413
+    chunked = client.post("/v1/debate", content=iter([json.dumps(big).encode()]), headers=AUTH)  # no length
+    assert chunked.status_code == 413 and "2000 bytes" in chunked.json()["error"]
+
+
+def test_overload_429_and_timeout_504_keep_the_transcript(program, tmp_path):
+    app = create_app(program(latency_s=0.3), settings(tmp_path, max_concurrent=1, timeout_s=0.6))
+    with running(app) as url, httpx.Client(base_url=url, headers=AUTH, timeout=10) as c:
+        codes: list[int] = []
+        quick = {"question": "2+2?", "rounds": 1, "protocol": "majority"}  # one step of 0.3 s calls
+
+        def ask() -> None:
+            codes.append(c.post("/v1/debate", json=quick).status_code)
+
+        threads = [threading.Thread(target=ask) for _ in range(2)]
+        for t in threads:
+            t.start()
+            time.sleep(0.05)
+        for t in threads:
+            t.join()
+        assert sorted(codes) == [200, 429]
+
+        slow = c.post("/v1/debate", json={"question": "2+2?"})  # three steps of 0.3 s calls > 0.6 s
+        assert slow.status_code == 504 and "longer than 0.6s" in slow.json()["error"]
+        wait_idle(c)
+        assert c.get(f"/v1/transcripts/{slow.json()['transcript_id']}").json()["status"] == "converged"
+
+
+def test_stream_round_events_and_client_leaving_mid_stream(program, tmp_path):
+    app = create_app(program(latency_s=0.1), settings(tmp_path, max_concurrent=1))
+    with running(app) as url, httpx.Client(base_url=url, headers=AUTH, timeout=10) as c:
+        with c.stream("POST", "/v1/debate?stream=true", json={"question": "What is 17 * 23?"}) as r:
+            assert r.headers["content-type"].startswith("text/event-stream")
+            lines = list(r.iter_lines())
+        kinds = [line[7:] for line in lines if line.startswith("event: ")]
+        events = [json.loads(line[6:]) for line in lines if line.startswith("data: ")]
+        assert kinds == ["round", "round", "result"]
+        assert [e["index"] for e in events[:2]] == [0, 1] and events[0]["votes"] == {"0": "391", "1": "391"}
+        assert events[-1]["answer"] == "391"
+        assert c.get(f"/v1/transcripts/{events[-1]['transcript_id']}").status_code == 200
+
+        with c.stream("POST", "/v1/debate/stream", json={"question": "What is 17 * 23?"}) as r:
+            first = next(r.iter_lines())
+        assert first == "event: round"  # the client hung up after the first event
+        wait_idle(c)
+        after = c.post("/v1/debate", json={"question": "What is 18 * 23?"})
+        assert after.status_code == 200 and after.json()["answer"] == "391"
+        assert 'madspy_debates_total{status="converged"} 3' in c.get("/metrics").text  # the abandoned one too
+
+
+def test_restart_keeps_transcripts(program, tmp_path):
+    path, config = program(), settings(tmp_path)
+    tid = TestClient(create_app(path, config)).post("/v1/debate", json={"question": "17*23?"}, headers=AUTH)
+    tid = tid.json()["transcript_id"]
+    again = TestClient(create_app(path, config)).get(f"/v1/transcripts/{tid}", headers=AUTH)
+    assert again.status_code == 200 and again.json()["decision"]["answer"] == "391"
+
+
+def test_no_key_only_on_loopback(program, tmp_path, capsys, monkeypatch):
+    check_bind("127.0.0.1", None)
+    check_bind("::1", None)
+    check_bind("0.0.0.0", "key")
+    with pytest.raises(ServeError, match="without an API key"):
+        check_bind("0.0.0.0", None)
+    monkeypatch.delenv("MADSPY_API_KEY", raising=False)
+    assert main(["serve", "--program", str(program()), "--host", "0.0.0.0", "--db", str(tmp_path / "d")]) == 2
+    assert "refusing to serve on 0.0.0.0 without an API key" in capsys.readouterr().err
+    open_app = TestClient(create_app(program(), settings(tmp_path, api_key=None)))
+    assert open_app.post("/v1/debate", json={"question": "17*23?"}).status_code == 200
