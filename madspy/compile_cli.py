@@ -1,0 +1,127 @@
+"""The ``madspy compile`` and ``madspy search`` subcommands.
+
+Example:
+    $ madspy compile --task arithmetic --model openai/gpt-4o-mini --optimizer bootstrap --train 8 --dev 8 \
+        --out compiled/arithmetic.json
+    $ madspy compile --handwritten --task arithmetic --model openai/gpt-4o-mini --out compiled/handwritten-arithmetic.json
+    $ madspy search --task arithmetic --model openai/gpt-4o-mini --trials 20 --study arith --out compiled/arith-search.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+COMPILE_EXAMPLES = """examples:
+  madspy compile --task arithmetic --model local/smollm2-135m --optimizer bootstrap --train 8 --dev 8 \\
+      --agents 2 --rounds 2 --protocol majority --out compiled/arithmetic-smollm2.json
+  madspy compile --task gsm8k --data-dir ../shared/data --model openai/gpt-4o-mini --optimizer gepa \\
+      --reflection-model openai/gpt-4o --train 20 --dev 20 --out compiled/gsm8k-gepa.json
+  madspy compile --handwritten --task gsm8k --model openai/gpt-4o-mini --out compiled/handwritten-gsm8k.json
+LM replies are cached: rerun the same command to resume a stopped compile cheaply.
+"""
+
+
+def _add_debate_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--task", required=True, help="task name (madspy.data.list_tasks())")
+    p.add_argument("--model", required=True, help="LiteLLM model string of every role")
+    p.add_argument("--seed", type=int, default=0, help="seed of the train/dev draw and the optimizer (default 0)")
+    p.add_argument("--data-dir", type=Path, help="folder laid out as <data_dir>/<task>/<file>")
+    p.add_argument("--max-tokens", type=int, help="completion tokens per call (default: the preset's)")
+
+
+def add_compile(sub: argparse._SubParsersAction) -> None:
+    from madspy.optimizers.compile import DEFAULT_MAX_CALLS, OPTIMIZERS
+
+    p = sub.add_parser("compile", help="compile every role's instructions and demos with a DSPy optimizer",
+                       epilog=COMPILE_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    _add_debate_options(p)
+    p.add_argument("--optimizer", choices=OPTIMIZERS, help="the DSPy optimizer (required unless --handwritten)")
+    p.add_argument("--handwritten", action="store_true", help="save the hand-written program instead of compiling")
+    p.add_argument("--train", type=int, default=8, help="train questions the optimizer sees (default 8)")
+    p.add_argument("--dev", type=int, default=8, help="held-out questions scoring both programs (default 8)")
+    p.add_argument("--out", type=Path, required=True, help="the program artifact to write (JSON)")
+    p.add_argument("--preset", default="debate", help="settings to start from: debate (default), cot, sc:K, du-mad")
+    p.add_argument("--agents", type=int, help="number of debaters")
+    p.add_argument("--rounds", type=int, help="rounds in all, round 0 included")
+    p.add_argument("--protocol", choices=["majority", "judge"], help="how the final answer is chosen")
+    p.add_argument("--max-calls", type=int, default=DEFAULT_MAX_CALLS,
+                   help=f"refuse when the estimated LM calls exceed this (default {DEFAULT_MAX_CALLS})")
+    p.add_argument("--weights", default="acc=1,critic=0.3,calib=0.3,cost=0.1", help="composite metric weights")
+    p.add_argument("--budget-tokens", type=int, help="tokens per question above which the cost term grows")
+    p.add_argument("--reflection-model", help="prompt/reflection model of mipro, gepa, simba (default --model)")
+    p.add_argument("--yes", action="store_true", help="do not ask for confirmation on a terminal")
+    p.set_defaults(handler=cmd_compile)
+
+
+def add_search(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("search", help="Optuna search of debate settings: accuracy vs tokens per question")
+    _add_debate_options(p)
+    p.add_argument("--trials", type=int, required=True, help="trials to run now (added to the study's)")
+    p.add_argument("--storage", default="sqlite:///study.db", help="Optuna storage URL (default sqlite:///study.db)")
+    p.add_argument("--study", required=True, help="study name; rerun with the same name to continue it")
+    p.add_argument("--train", type=int, default=10, help="questions each trial is scored on (default 10)")
+    p.add_argument("--dev", type=int, default=0, help="held-out questions scoring the chosen setting (with --out)")
+    p.add_argument("--out", type=Path, help="save the chosen setting (best accuracy on the front) as a program")
+    p.set_defaults(handler=cmd_search)
+
+
+def _config_changes(args: argparse.Namespace) -> dict[str, Any]:
+    from madspy.programs.config import DebateConfig
+
+    changes: dict[str, Any] = {k: getattr(args, k) for k in ("rounds", "protocol", "max_tokens")
+                               if getattr(args, k) is not None}
+    if args.agents is not None:
+        changes["agents"] = [a.model_dump() for a in DebateConfig.default_agents(args.agents)]
+    if args.protocol == "majority":
+        changes["resolver"] = {"enabled": False}
+    return changes
+
+
+def cmd_compile(args: argparse.Namespace) -> int:
+    from madspy.optimizers.compile import CompileError, base_config, compile_program, plan_compile, save_handwritten
+    from madspy.optimizers.composite import Weights
+
+    config = base_config(args.model, args.preset, **_config_changes(args))
+    if args.handwritten:
+        save_handwritten(args.task, args.model, args.out, config=config)
+        print(f"wrote {args.out}", file=sys.stderr)
+        return 0
+    if args.optimizer is None:
+        raise CompileError("give --optimizer (or --handwritten)")
+    plan = plan_compile(args.optimizer, config, args.train, args.dev)
+    if plan.calls <= args.max_calls:  # above it, compile_program refuses with the estimate
+        print(plan.describe(), file=sys.stderr)
+        if not args.yes and sys.stdin.isatty() and input("run it? [y/N] ").strip().lower() not in ("y", "yes"):
+            return 1
+    result = compile_program(args.task, args.model, args.optimizer, train=args.train, dev=args.dev,
+                             seed=args.seed, config=config, weights=Weights.parse(args.weights),
+                             budget_tokens=args.budget_tokens, reflection_model=args.reflection_model,
+                             data_dir=args.data_dir, max_calls=args.max_calls, out=args.out)
+    print(json.dumps({"out": str(args.out), "wall_s": result.wall_s, "dev": result.dev}, indent=2))
+    return 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from madspy.optimizers.search import search
+
+    fixed = {"max_tokens": args.max_tokens} if args.max_tokens is not None else {}
+    result = search(args.task, args.model, trials=args.trials, storage=args.storage, study=args.study,
+                    train=args.train, dev=args.dev, seed=args.seed, data_dir=args.data_dir, out=args.out, **fixed)
+    table = Table(title=f"Pareto front of {args.study} ({len(result.study.trials)} trials)")
+    for column in ("trial", "accuracy", "tokens/question", "settings"):
+        table.add_column(column, justify="right" if column != "settings" else "left")
+    for t in result.front:
+        mark = " *" if result.best is not None and t.number == result.best.number else ""
+        table.add_row(f"{t.number}{mark}", f"{t.values[0]:.3f}", f"{t.values[1]:.0f}",
+                      " ".join(f"{k}={v}" for k, v in t.params.items()))
+    Console().print(table)
+    if args.out:
+        print(f"wrote {args.out} (trial {result.best.number}, marked *)", file=sys.stderr)
+    return 0

@@ -1,0 +1,308 @@
+"""Compile the instructions and demos of every role of one ``Debate`` with a DSPy optimizer.
+
+The whole ``Debate`` is the optimizer's student: ``named_predictors()`` gives its
+five roles (propose, revise, critique, resolve, mask), so demos and instructions
+are compiled jointly. Train and dev questions are drawn from the task by seed and
+are disjoint; the optimizer sees only train, dev scores the compiled and the
+hand-written program alike. LM replies go through DSPy's cache (``cache=True``
+in the config), so rerunning a stopped compile with the same seed replays it.
+
+Cost is estimated before anything runs: LM calls per debate (an upper bound from
+the config, see ``calls_per_debate``) times the debates the optimizer runs (see
+``plan_compile``), plus the prompt/reflection model's calls.
+
+Example:
+    >>> from madspy.optimizers.compile import compile_program
+    >>> # result = compile_program("arithmetic", "openai/gpt-4o-mini", "bootstrap", train=8, dev=8,
+    >>> #                          out="compiled/arithmetic.json")
+    >>> # result.dev["compiled"]["accuracy"], result.dev["handwritten"]["accuracy"]
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import dspy
+
+from madspy.data import Task, get_task
+from madspy.errors import InputError
+from madspy.models import make_lm
+from madspy.optimizers.composite import CompositeMetric, Terms, Weights
+from madspy.programs.artifact import save_program
+from madspy.programs.config import DebateConfig
+from madspy.programs.debate import Debate
+from madspy.programs.memory import MASKED
+from madspy.programs.presets import preset
+
+OPTIMIZERS = ("bootstrap", "bootstrap-rs", "mipro", "gepa", "simba")
+DEFAULT_MAX_CALLS = 2000
+# Small defaults: a debate costs several calls, so optimizer budgets are kept tight.
+DEFAULT_SETTINGS: dict[str, dict[str, Any]] = {
+    "bootstrap": {"max_bootstrapped_demos": 2},
+    "bootstrap-rs": {"max_bootstrapped_demos": 2, "num_candidate_programs": 2, "num_threads": 1},
+    "mipro": {"max_bootstrapped_demos": 2, "num_candidates": 2, "num_trials": 3, "num_threads": 1},
+    "gepa": {"max_metric_calls": None, "reflection_minibatch_size": 3, "num_threads": 1},  # None: 3 x train
+    "simba": {"bsize": 4, "num_candidates": 2, "max_steps": 2, "max_demos": 2, "num_threads": 1},
+}
+
+
+class CompileError(InputError):
+    """A compile that cannot or may not run (bad option, too many LM calls)."""
+
+
+@dataclass(frozen=True)
+class CompilePlan:
+    """What a compile will cost: debates it runs, LM calls per debate, prompt-model calls."""
+
+    optimizer: str
+    settings: dict[str, Any]
+    calls_per_debate: int
+    optimizer_debates: int
+    dev_debates: int
+    prompt_calls: int
+
+    @property
+    def calls(self) -> int:
+        """Estimated LM calls in all (an upper bound per debate; early stops make it less)."""
+        return (self.optimizer_debates + self.dev_debates) * self.calls_per_debate + self.prompt_calls
+
+    def describe(self) -> str:
+        return (f"estimated LM calls: {self.calls} = ({self.optimizer_debates} {self.optimizer} debates + "
+                f"{self.dev_debates} dev debates) x {self.calls_per_debate} calls per debate"
+                + (f" + {self.prompt_calls} prompt-model calls" if self.prompt_calls else ""))
+
+
+@dataclass
+class Compiled:
+    """What ``compile_program`` produced."""
+
+    debate: Debate
+    plan: CompilePlan
+    dev: dict[str, dict[str, Any]]  # {"compiled": scores, "handwritten": scores}
+    manifest: dict[str, Any] = field(default_factory=dict)
+    wall_s: float = 0.0
+
+
+def calls_per_debate(config: DebateConfig) -> int:
+    """Upper bound of one debate's LM calls: all rounds run, no parse retries.
+
+    Proposers ``agents x rounds``; critics as many when on (twice with
+    ``checklist_retry``); mask evaluators ``agents x (rounds - 1)`` under a masking
+    memory policy; the referee once per ``every`` rounds when on; one resolver call
+    when the resolver is on.
+
+    >>> calls_per_debate(DebateConfig.with_agents(2, rounds=2, protocol="majority", resolver={"enabled": False}))
+    8
+    """
+    a, r = len(config.agents), config.rounds
+    critic = a * r * (1 + config.critic.checklist_retry) if config.critic.enabled else 0
+    mask = a * (r - 1) if config.memory in MASKED and config.mask.enabled else 0
+    referee = -(-r // config.referee.every) if config.referee.enabled else 0
+    return a * r + critic + mask + referee + config.resolver.enabled
+
+
+def plan_compile(optimizer: str, config: DebateConfig, n_train: int, n_dev: int,
+                 settings: dict[str, Any] | None = None) -> CompilePlan:
+    """The cost estimate of a compile (``settings`` override ``DEFAULT_SETTINGS[optimizer]``).
+
+    Debates the optimizer runs, for T train questions (upper bounds):
+    bootstrap T; bootstrap-rs (2C + 4) T for C candidate programs; mipro
+    (C + 1) T bootstrapping + (N + 1) V evaluations for N trials on V = 0.8 T
+    (plus 5 C instruction proposals); gepa its ``max_metric_calls`` (+1 reflection
+    per minibatch); simba steps x bsize x (2C + 1) + (C + 1) T (+1 rule per
+    candidate and step). Dev: the compiled and the hand-written program, once each.
+
+    >>> plan_compile("bootstrap", DebateConfig.with_agents(2, rounds=2, resolver={"enabled": False},
+    ...                                                     protocol="majority"), 8, 8).calls
+    192
+    """
+    if optimizer not in OPTIMIZERS:
+        raise CompileError(f"unknown optimizer {optimizer!r}; choose one of {', '.join(OPTIMIZERS)}")
+    unknown = set(settings or {}) - DEFAULT_SETTINGS[optimizer].keys()
+    if unknown:
+        raise CompileError(f"{optimizer} has no setting {', '.join(sorted(unknown))}; "
+                           f"settings: {', '.join(DEFAULT_SETTINGS[optimizer])}")
+    s = {**DEFAULT_SETTINGS[optimizer], **(settings or {})}
+    t = n_train
+    prompt_calls = 0
+    if optimizer == "bootstrap":
+        debates = t
+    elif optimizer == "bootstrap-rs":
+        debates = (2 * s["num_candidate_programs"] + 4) * t
+    elif optimizer == "mipro":
+        c, v = s["num_candidates"], max(1, int(0.8 * t))
+        debates = (c + 1) * t + (s["num_trials"] + 1) * v
+        prompt_calls = 5 * c
+    elif optimizer == "gepa":
+        s["max_metric_calls"] = s["max_metric_calls"] or 3 * t
+        s["reflection_minibatch_size"] = min(s["reflection_minibatch_size"], t)
+        debates = s["max_metric_calls"]
+        prompt_calls = -(-debates // s["reflection_minibatch_size"])
+    else:
+        s["bsize"] = min(s["bsize"], t)
+        c = s["num_candidates"]
+        debates = s["max_steps"] * s["bsize"] * (2 * c + 1) + (c + 1) * t
+        prompt_calls = s["max_steps"] * c
+    return CompilePlan(optimizer, s, calls_per_debate(config), debates, 2 * n_dev, prompt_calls)
+
+
+def task_question(example: dspy.Example, task: Task) -> dspy.Example:
+    """The example with the task's answer-format line appended, as ``madspy eval`` asks it."""
+    if not task.instructions:
+        return example
+    return example.copy(question=f"{example.question}\n\n{task.instructions}")
+
+
+def split_data(task: Task, n_train: int, n_dev: int, seed: int,
+               data_dir: str | Path | None = None) -> tuple[list[dspy.Example], list[dspy.Example]]:
+    """Disjoint train and dev examples drawn by ``seed`` (questions carry the task instructions)."""
+    if n_train < 1 or n_dev < 0:
+        raise CompileError("--train must be at least 1 and --dev at least 0")
+    examples = task.load(data_dir=data_dir, n=n_train + n_dev, seed=seed)
+    if len(examples) < n_train + n_dev:
+        raise CompileError(f"{task.name} has {len(examples)} usable questions; --train + --dev asks for "
+                           f"{n_train + n_dev}")
+    random.Random(seed).shuffle(examples)
+    examples = [task_question(e, task) for e in examples]
+    return examples[:n_train], examples[n_train:]
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def dev_scores(debate: Debate, devset: list[dspy.Example], metric: CompositeMetric) -> dict[str, Any]:
+    """Mean composite score and its terms over ``devset`` (critic over questions with critic calls)."""
+    terms: list[Terms] = [metric.terms(e, debate(**e.inputs())) for e in devset]
+    critic = [t.critic for t in terms if t.critic is not None]
+    return {
+        "n": len(terms),
+        "composite": _mean([t.score(metric.weights) for t in terms]),
+        "accuracy": _mean([t.accuracy for t in terms]),
+        "critic_quality": _mean(critic),
+        "calibration": _mean([t.calibration for t in terms]),
+        "tokens": _mean([float(t.tokens) for t in terms]),
+    }
+
+
+def _optimizer(plan: CompilePlan, metric: CompositeMetric, prompt_lm: dspy.LM, seed: int) -> Any:
+    from dspy import teleprompt as tp
+
+    s = plan.settings
+    if plan.optimizer == "bootstrap":
+        return tp.BootstrapFewShot(metric=metric, max_bootstrapped_demos=s["max_bootstrapped_demos"],
+                                   max_labeled_demos=0, max_rounds=1)
+    if plan.optimizer == "bootstrap-rs":
+        return tp.BootstrapFewShotWithRandomSearch(
+            metric=metric, max_bootstrapped_demos=s["max_bootstrapped_demos"], max_labeled_demos=0,
+            num_candidate_programs=s["num_candidate_programs"], num_threads=s["num_threads"])
+    if plan.optimizer == "mipro":
+        return tp.MIPROv2(metric=metric, prompt_model=prompt_lm, auto=None, num_candidates=s["num_candidates"],
+                          max_bootstrapped_demos=s["max_bootstrapped_demos"], max_labeled_demos=0,
+                          num_threads=s["num_threads"], seed=seed, verbose=False, track_stats=False)
+    if plan.optimizer == "gepa":
+        return tp.GEPA(metric=metric, max_metric_calls=s["max_metric_calls"], reflection_lm=prompt_lm,
+                       reflection_minibatch_size=s["reflection_minibatch_size"], num_threads=s["num_threads"],
+                       use_merge=False, seed=seed)
+    return tp.SIMBA(metric=metric, bsize=s["bsize"], num_candidates=s["num_candidates"], max_steps=s["max_steps"],
+                    max_demos=s["max_demos"], prompt_model=prompt_lm, num_threads=s["num_threads"])
+
+
+def _run_optimizer(plan: CompilePlan, optimizer: Any, student: Debate, trainset: list[dspy.Example],
+                   seed: int) -> Debate:
+    if plan.optimizer == "mipro":
+        v = max(1, int(0.8 * len(trainset)))
+        return optimizer.compile(student, trainset=trainset, num_trials=plan.settings["num_trials"], seed=seed,
+                                 minibatch=v > 35, program_aware_proposer=False, data_aware_proposer=False)
+    if plan.optimizer == "simba":
+        return optimizer.compile(student, trainset=trainset, seed=seed)
+    return optimizer.compile(student, trainset=trainset)
+
+
+def base_config(model: str, preset_name: str = "debate", **changes: Any) -> DebateConfig:
+    """The hand-written program's config: a preset with ``model`` and ``changes`` merged in."""
+    return preset(preset_name, model=model, **changes)
+
+
+def compile_program(
+    task: str | Task,
+    model: str,
+    optimizer: str,
+    *,
+    train: int,
+    dev: int,
+    seed: int = 0,
+    config: DebateConfig | None = None,
+    weights: Weights = Weights(),
+    budget_tokens: int | None = None,
+    reflection_model: str | None = None,
+    data_dir: str | Path | None = None,
+    max_calls: int = DEFAULT_MAX_CALLS,
+    settings: dict[str, Any] | None = None,
+    out: str | Path | None = None,
+) -> Compiled:
+    """Compile every role of one ``Debate`` on ``train`` questions; score it and the hand-written one on ``dev``.
+
+    ``config`` defaults to the ``debate`` preset on ``model``. Refuses (``CompileError``)
+    when the estimated LM calls exceed ``max_calls``. With ``out``, writes the
+    artifact (``save_program``) with a manifest of the run.
+
+    >>> # r = compile_program("arithmetic", "scripted/x", "bootstrap", train=4, dev=4, out="compiled/x.json")
+    """
+    task = get_task(task) if isinstance(task, str) else task
+    config = config or base_config(model)
+    plan = plan_compile(optimizer, config, train, dev, settings)
+    if plan.calls > max_calls:
+        raise CompileError(f"{plan.describe()}; that exceeds --max-calls {max_calls}: raise --max-calls to at "
+                           f"least {plan.calls}, or use fewer --train/--dev questions or a smaller optimizer budget")
+    started = time.perf_counter()
+    trainset, devset = split_data(task, train, dev, seed, data_dir)
+    # Bootstrapping optimizers keep demos of debates answered right; GEPA and SIMBA need the score itself.
+    metric = CompositeMetric(task, weights, budget_tokens, gate_demos=optimizer not in ("gepa", "simba"))
+    task_lm = make_lm(model, temperature=0.0, max_tokens=config.max_tokens, cache=config.cache)
+    prompt_lm = make_lm(reflection_model or model, temperature=1.0, max_tokens=max(config.max_tokens, 1024),
+                        cache=config.cache)
+    # One role call at a time: traces (hence demos) arrive in the same order on every run, so a rerun
+    # replays the cache. The saved program keeps the configured concurrency.
+    serial = config.updated(concurrency=1)
+    handwritten = Debate(serial, normalize=task.normalize)
+    with dspy.context(lm=task_lm):
+        compiled = _run_optimizer(plan, _optimizer(plan, metric, prompt_lm, seed),
+                                  Debate(serial, normalize=task.normalize), trainset, seed)
+        for predictor in compiled.predictors():
+            predictor.lm = None  # SIMBA pins sampling LMs on predictors; the debate routes LMs per role
+        scores = {"compiled": dev_scores(compiled, devset, metric),
+                  "handwritten": dev_scores(handwritten, devset, metric)}
+    compiled.config = config
+    wall_s = round(time.perf_counter() - started, 1)
+    manifest = {
+        "task": task.name,
+        "model": model,
+        "optimizer": {"name": optimizer, "settings": plan.settings, "seed": seed,
+                      "reflection_model": reflection_model if optimizer in ("mipro", "gepa", "simba") else None},
+        "metric": {"weights": asdict(weights), "budget_tokens": budget_tokens},
+        "data": {"train": len(trainset), "dev": len(devset), "seed": seed,
+                 "train_ids": [e.id for e in trainset], "dev_ids": [e.id for e in devset]},
+        "dev": scores,
+        "estimated_calls": plan.calls,
+        "wall_s": wall_s,
+    }
+    if out is not None:
+        save_program(compiled, out, manifest=manifest)
+    return Compiled(compiled, plan, scores, manifest, wall_s)
+
+
+def save_handwritten(task: str | Task, model: str, out: str | Path,
+                     config: DebateConfig | None = None) -> dict[str, Any]:
+    """Save the hand-written program as an artifact, as a compiled one is saved (A/B tests load both alike).
+
+    >>> # save_handwritten("gsm8k", "openai/gpt-4o-mini", "compiled/handwritten-gsm8k.json")
+    """
+    task = get_task(task) if isinstance(task, str) else task
+    debate = Debate(config or base_config(model), normalize=task.normalize)
+    return save_program(debate, out, manifest={"task": task.name, "model": model,
+                                                "optimizer": {"name": "handwritten"}})

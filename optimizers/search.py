@@ -1,0 +1,158 @@
+"""Optuna search over debate settings: maximize accuracy, minimize tokens per question.
+
+Each trial samples agents (1-5), rounds (1-4), protocol, memory policy, critic
+on/off, ``stop.agreement_gate``, ``stop.stable_rounds``, ``echo.reaction`` and one
+debater temperature, then answers the train questions one by one.
+
+Early stop: Optuna's ``trial.report`` / ``should_prune`` raise
+``NotImplementedError`` for multi-objective studies (optuna 5.0), so a trial is
+pruned by hand: after ``prune_after`` questions, if its running accuracy is more
+than ``prune_margin`` below the best accuracy of the completed trials, it raises
+``optuna.TrialPruned`` (state PRUNED, no values; its running accuracy is kept in
+the user attribute ``accuracy_so_far``).
+
+The study lives in ``storage`` (SQLite by default, any Optuna RDB URL): rerunning
+with the same study name continues it.
+
+Example:
+    >>> from madspy.optimizers.search import search
+    >>> # result = search("arithmetic", "openai/gpt-4o-mini", trials=20, storage="sqlite:///study.db",
+    >>> #                 study="arith", train=10)
+    >>> # [(t.number, t.values) for t in result.front]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import dspy
+import optuna
+
+from madspy.data import Task, get_task
+from madspy.errors import InputError
+from madspy.optimizers.compile import dev_scores, split_data
+from madspy.optimizers.composite import CompositeMetric
+from madspy.programs.artifact import save_program
+from madspy.programs.config import DebateConfig
+from madspy.programs.debate import Debate
+
+
+class SearchError(InputError):
+    """A search that cannot run or has nothing to show."""
+
+
+def sample_config(trial: optuna.Trial, model: str, **fixed: Any) -> DebateConfig:
+    """The debate settings of one trial (``fixed`` fields, e.g. max_tokens, are merged in)."""
+    agents = trial.suggest_int("agents", 1, 5)
+    temperature = trial.suggest_float("temperature", 0.0, 1.2)
+    protocol = trial.suggest_categorical("protocol", ["majority", "judge"])
+    return DebateConfig(model=model).updated(
+        agents=[{**a.model_dump(), "temperature": temperature} for a in DebateConfig.default_agents(agents)],
+        rounds=trial.suggest_int("rounds", 1, 4),
+        protocol=protocol,
+        resolver={"enabled": protocol == "judge"},
+        memory=trial.suggest_categorical("memory", ["previous", "full", "mask_strict", "mask_lenient"]),
+        critic={"enabled": trial.suggest_categorical("critic", [True, False])},
+        stop={"agreement_gate": trial.suggest_categorical("agreement_gate", [None, 0.7, 0.85, 0.95]),
+              "stable_rounds": trial.suggest_int("stable_rounds", 0, 2)},
+        echo={"reaction": trial.suggest_categorical("echo_reaction", ["none", "devils_advocate", "stop"])},
+    ).updated(**fixed)
+
+
+def _best_accuracy(study: optuna.Study) -> float | None:
+    done = [t.values[0] for t in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))]
+    return max(done) if done else None
+
+
+def chosen(front: list[optuna.trial.FrozenTrial]) -> optuna.trial.FrozenTrial:
+    """The front's trial with the highest accuracy, ties broken by fewer tokens."""
+    if not front:
+        raise SearchError("the study has no completed trial yet")
+    return max(front, key=lambda t: (t.values[0], -t.values[1]))
+
+
+@dataclass
+class SearchResult:
+    """The study after the search, its Pareto front and (with ``out``) the saved choice."""
+
+    study: optuna.Study
+    front: list[optuna.trial.FrozenTrial]
+    best: optuna.trial.FrozenTrial | None
+    manifest: dict[str, Any] | None
+
+
+def _objective(task: Task, model: str, questions: list[dspy.Example], prune_after: int, prune_margin: float,
+               fixed: dict[str, Any]):
+    def objective(trial: optuna.Trial) -> tuple[float, float]:
+        debate = Debate(sample_config(trial, model, **fixed), normalize=task.normalize)
+        best = _best_accuracy(trial.study)
+        scores, tokens = [], []
+        for example in questions:
+            result = debate(**example.inputs())
+            scores.append(task.score(result.answer, example.answer))
+            tokens.append(result.usage["prompt_tokens"] + result.usage["completion_tokens"])
+            so_far = sum(scores) / len(scores)
+            trial.set_user_attr("accuracy_so_far", so_far)
+            trial.set_user_attr("questions_done", len(scores))
+            if best is not None and len(scores) >= prune_after and so_far < best - prune_margin:
+                raise optuna.TrialPruned(f"accuracy {so_far:.2f} after {len(scores)} questions; best {best:.2f}")
+        return sum(scores) / len(scores), sum(tokens) / len(tokens)
+
+    return objective
+
+
+def _redacted(storage: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    return make_url(storage).render_as_string(hide_password=True)
+
+
+def search(task: str | Task, model: str, *, trials: int, storage: str = "sqlite:///study.db", study: str,
+           train: int = 10, dev: int = 0, seed: int = 0, data_dir: str | Path | None = None,
+           prune_after: int = 3, prune_margin: float = 0.3, out: str | Path | None = None,
+           **fixed: Any) -> SearchResult:
+    """Run ``trials`` more trials of study ``study`` in ``storage``; with ``out`` save the chosen setting.
+
+    Trials are scored on ``train`` questions; the chosen setting is scored on ``dev``
+    held-out questions (none when 0) for the manifest. ``fixed`` config fields
+    (e.g. ``max_tokens=128``) apply to every trial.
+    """
+    task = get_task(task) if isinstance(task, str) else task
+    if trials < 0 or prune_after < 1:
+        raise SearchError("--trials must be >= 0 and prune_after >= 1")
+    trainset, devset = split_data(task, train, dev, seed, data_dir)
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    the_study = optuna.create_study(study_name=study, storage=storage, load_if_exists=True,
+                                    directions=["maximize", "minimize"],
+                                    sampler=optuna.samplers.TPESampler(seed=seed + _trial_count(storage, study)))
+    the_study.set_user_attr("task", task.name)
+    the_study.set_user_attr("model", model)
+    the_study.optimize(_objective(task, model, trainset, prune_after, prune_margin, fixed), n_trials=trials)
+    front = sorted(the_study.best_trials, key=lambda t: t.number)
+    if out is None:
+        return SearchResult(the_study, front, None, None)
+    best = chosen(front)
+    debate = Debate(sample_config(optuna.trial.FixedTrial(best.params), model, **fixed), normalize=task.normalize)
+    manifest = {
+        "task": task.name,
+        "model": model,
+        "optimizer": {"name": "optuna-search", "study": study, "storage": _redacted(storage), "trial": best.number,
+                      "params": best.params, "trials": len(the_study.trials), "seed": seed},
+        "train": {"n": train, "accuracy": best.values[0], "tokens": best.values[1]},
+        "pareto_front": [{"trial": t.number, "accuracy": t.values[0], "tokens": t.values[1], "params": t.params}
+                         for t in front],
+    }
+    if devset:
+        manifest["dev"] = {"chosen": dev_scores(debate, devset, CompositeMetric(task, gate_demos=False))}
+    save_program(debate, out, manifest=manifest)
+    return SearchResult(the_study, front, best, manifest)
+
+
+def _trial_count(storage: str, study: str) -> int:
+    """Trials already in ``study`` (0 if it does not exist): resumed runs sample anew, not the same points."""
+    try:
+        return len(optuna.load_study(study_name=study, storage=storage).trials)
+    except KeyError:
+        return 0

@@ -1,0 +1,199 @@
+"""Compiling debate programs with DSPy optimizers, on scripted models (offline, deterministic)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import dspy
+import pytest
+
+from madspy.cli import main
+from madspy.data import get_task
+from madspy.errors import InputError
+from madspy.optimizers.compile import CompileError, base_config, compile_program, plan_compile
+from madspy.optimizers.composite import CompositeMetric, Weights, critic_quality
+from madspy.programs import Debate, DebateConfig
+from madspy.programs.artifact import load_program, program_state
+from madspy.testing import Turn, calls_of
+from scripts import proposal
+
+PERSONAS = [a.persona for a in DebateConfig.default_agents(2)]
+TWO_AGENTS = [a.model_dump() for a in DebateConfig.default_agents(2)]
+ARITHMETIC = get_task("arithmetic")
+
+
+def _value(turn: Turn) -> int:
+    text = turn.inputs.get("question") or turn.inputs.get("proposal", "")
+    found = re.search(r"of ([\d+*-]+)\?", text)
+    return eval(found.group(1)) if found else 0  # noqa: S307 - digits and + * - only
+
+
+def solver(turn: Turn):
+    """Right answers, except the skeptic's first one unless its instructions were 'Improved'."""
+    value = _value(turn)
+    if turn.role in ("propose", "revise"):
+        system = turn.messages[0]["content"]
+        wrong = turn.role == "propose" and "skeptic" in turn.inputs["persona"] and "Improved" not in system
+        return proposal(str(value + 1 if wrong else value), 0.8, "critique 1")
+    if turn.role in ("critique", "critique_blind"):
+        return {"issues": [], "verdict": "sound"}
+    if turn.role == "resolve":
+        return {"final_answer": str(value), "confidence": 0.9, "verification": "ok", "status": "converged"}
+    if turn.role == "mask":
+        return {"reasoning": "checked", "label": "YES"}
+    return {name: f"Improved instruction: check every step ({name})." for name in turn.outputs}
+
+
+@pytest.fixture
+def model(scripted):
+    return scripted(solver)
+
+
+def small(model: str) -> DebateConfig:
+    return base_config(model, agents=TWO_AGENTS, rounds=2)
+
+
+def test_bootstrap_puts_demos_on_every_role_that_ran_and_the_artifact_round_trips(model, tmp_path):
+    out = tmp_path / "arith.json"
+    result = compile_program("arithmetic", model, "bootstrap", train=3, dev=2, seed=1, config=small(model), out=out)
+    demos = {name: len(p.demos) for name, p in result.debate.named_predictors()}
+    assert {k: demos[k] for k in ("propose", "revise", "critique", "resolve", "mask")} == {
+        "propose": 2, "revise": 2, "critique": 2, "resolve": 2, "mask": 0}  # this config runs no mask
+    loaded = load_program(out)
+    assert program_state(loaded) == json.loads(json.dumps(program_state(result.debate)))
+    manifest = loaded.manifest
+    assert manifest["task"] == "arithmetic" and manifest["optimizer"]["name"] == "bootstrap"
+    assert set(manifest["dev"]) == {"compiled", "handwritten"} and manifest["dev"]["compiled"]["n"] == 2
+    assert not set(manifest["data"]["train_ids"]) & set(manifest["data"]["dev_ids"])
+    assert "versions" in manifest and "created" in manifest
+
+
+def test_a_second_compile_with_the_same_seed_is_answered_from_the_cache(model, tmp_path):
+    dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=False, disk_cache_dir=str(tmp_path / "cache"))
+    first = compile_program("arithmetic", model, "bootstrap", train=2, dev=1, seed=3, config=small(model))
+    made = len(calls_of(model))
+    second = compile_program("arithmetic", model, "bootstrap", train=2, dev=1, seed=3, config=small(model))
+    assert made > 0 and len(calls_of(model)) == made
+    assert [len(p.demos) for p in second.debate.predictors()] == [len(p.demos) for p in first.debate.predictors()]
+
+
+def test_gepa_adopts_a_better_instruction_from_a_scripted_reflection_model(model):
+    result = compile_program("arithmetic", model, "gepa", train=3, dev=2, seed=0, config=small(model),
+                             settings={"max_metric_calls": 9})
+    assert "Improved" in result.debate.propose.signature.instructions
+    assert result.dev["compiled"]["accuracy"] == 1.0
+
+
+def test_mipro_runs_with_a_scripted_prompt_model(model):
+    result = compile_program("arithmetic", model, "mipro", train=3, dev=1, seed=0, config=small(model),
+                             settings={"num_candidates": 2, "num_trials": 2})
+    assert result.dev["compiled"]["n"] == 1 and result.manifest["optimizer"]["name"] == "mipro"
+
+
+@pytest.mark.parametrize("optimizer, settings", [("bootstrap-rs", {"num_candidate_programs": 1}),
+                                                  ("simba", {"bsize": 2, "num_candidates": 1, "max_steps": 1})])
+def test_random_search_and_simba_run_on_a_debate(model, optimizer, settings):
+    result = compile_program("arithmetic", model, optimizer, train=2, dev=1, seed=0, config=small(model),
+                             settings=settings)
+    assert result.dev["compiled"]["accuracy"] == 1.0
+    assert all(p.lm is None for p in result.debate.predictors())  # the debate routes LMs per role
+
+
+def test_call_estimate_and_refusal_above_max_calls(model):
+    config = small(model)  # 2 agents x 2 rounds: 4 proposer + 4 critic + 1 resolver calls
+    plan = plan_compile("bootstrap", config, 8, 8)
+    assert plan.calls_per_debate == 9 and plan.calls == (8 + 16) * 9
+    with pytest.raises(CompileError, match="raise --max-calls to at least 216"):
+        compile_program("arithmetic", model, "bootstrap", train=8, dev=8, config=config, max_calls=100)
+    assert calls_of(model) == []
+
+
+def test_cli_prints_the_estimate_and_refuses(model, capsys, tmp_path):
+    code = main(["compile", "--task", "arithmetic", "--model", model, "--optimizer", "bootstrap", "--agents", "2",
+                 "--rounds", "2", "--max-calls", "10", "--out", str(tmp_path / "x.json")])
+    err = capsys.readouterr().err
+    assert code == 2 and "estimated LM calls: 216" in err and "exceeds --max-calls 10" in err
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_cli_compiled_and_handwritten_programs_run_and_evaluate(model, capsys, tmp_path):
+    compiled, handwritten = tmp_path / "c.json", tmp_path / "h.json"
+    common = ["--task", "arithmetic", "--model", model, "--agents", "2", "--rounds", "2", "--protocol", "majority"]
+    assert main(["compile", *common, "--optimizer", "bootstrap", "--train", "2", "--dev", "1", "--yes",
+                 "--out", str(compiled)]) == 0
+    assert main(["compile", "--handwritten", *common, "--out", str(handwritten)]) == 0
+    assert load_program(handwritten).manifest["optimizer"] == {"name": "handwritten"}
+    assert sum(len(p.demos) for p in load_program(compiled).predictors()) > 0
+    capsys.readouterr()
+    assert main(["run", "What is the result of 1+2*3+4-5*6?", "--program", str(compiled), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["answer"] == "-19"
+    assert main(["eval", "--task", "arithmetic", "--model", model, "--programs", f"{compiled},{handwritten}",
+                 "--n", "2", "--concurrency", "1", "--out", str(tmp_path / "ev")]) == 0
+
+
+# -- the composite metric ------------------------------------------------------
+
+GOLD = dspy.Example(question="What is the result of 1+1*1+1-1*1?", answer="14").with_inputs("question")
+
+
+def _debate_answering(scripted, answers: list[str], flag: bool, confidence: float = 0.9) -> dspy.Prediction:
+    def script(turn: Turn):
+        if turn.role in ("propose", "revise"):
+            return proposal(answers[PERSONAS.index(turn.inputs["persona"])], confidence)
+        if turn.role == "critique":
+            return {"issues": [], "verdict": "flawed" if flag else "sound"}
+        return "unexpected"
+
+    config = DebateConfig(model=scripted(script), agents=TWO_AGENTS, rounds=2, protocol="majority",
+                          resolver={"enabled": False}, stop={"agreement_gate": None, "stable_rounds": 0})
+    return Debate(config, normalize=ARITHMETIC.normalize)(question=GOLD.question)
+
+
+def test_composite_terms_on_hand_made_debates(scripted):
+    metric = CompositeMetric(ARITHMETIC, Weights(acc=1, critic=1, calib=1, cost=0))
+    right = metric.terms(GOLD, _debate_answering(scripted, ["14", "14"], flag=False, confidence=1.0))
+    assert (right.accuracy, right.critic, right.calibration) == (1.0, 1.0, 1.0)
+    assert right.score(metric.weights) == 1.0
+    wrong = metric.terms(GOLD, _debate_answering(scripted, ["12", "12"], flag=False, confidence=0.5))
+    assert (wrong.accuracy, wrong.critic, wrong.calibration) == (0.0, 0.0, 0.75)  # passed every wrong proposal
+    assert wrong.score(metric.weights) == pytest.approx(0.25)
+    assert critic_quality([(False, True), (True, True), (True, False)]) == pytest.approx(0.5)
+    assert critic_quality([]) is None
+
+
+def test_cost_term_and_demo_gate(scripted):
+    pred = _debate_answering(scripted, ["14", "14"], flag=False, confidence=1.0)
+    tokens = pred.usage["prompt_tokens"] + pred.usage["completion_tokens"]
+    metric = CompositeMetric(ARITHMETIC, Weights(cost=1.0), budget_tokens=tokens // 2)
+    assert metric.terms(GOLD, pred).cost == pytest.approx(tokens / (tokens // 2) - 1)
+    assert metric(GOLD, pred, trace=[]) is True  # bootstrapping: is the answer right
+    assert metric(GOLD, pred) < 0.0  # twice over budget costs more than a perfect debate earns
+
+
+def test_weights_parse_and_reject():
+    assert Weights.parse("acc=2,cost=0") == Weights(acc=2.0, critic=0.3, calib=0.3, cost=0.0)
+    with pytest.raises(InputError, match="unknown weight 'speed'"):
+        Weights.parse("speed=1")
+
+
+def test_gepa_feedback_names_the_role_and_the_answers(scripted):
+    pred = _debate_answering(scripted, ["12", "14"], flag=False)
+    metric = CompositeMetric(ARITHMETIC, gate_demos=False)
+
+    def feedback(role: str, inputs: dict, outputs: dict) -> str:
+        out = metric(GOLD, pred, None, role, [(None, inputs, dspy.Prediction(**outputs))])
+        assert out.score == metric(GOLD, pred)
+        return out.feedback
+
+    assert feedback("critique", {"proposal": "answer: 12 (confidence 0.90)\nstep 1: 6*2"},
+                    {"verdict": "sound"}).startswith("critic passed a wrong proposal (answered 12, gold 14).")
+    assert "false alarm" in feedback("critique", {"proposal": "answer: 14 (confidence 0.90)"}, {"verdict": "flawed"})
+    assert feedback("propose", {"persona": PERSONAS[0]}, {"answer": "12", "confidence": 0.9}).startswith(
+        "proposer 0 answered 12 with confidence 0.90; gold is 14.")
+    assert feedback("resolve", {"proposals": ["agent 1: answer: 12 (confidence 0.90)",
+                                             "agent 2: answer: 14 (confidence 0.60)"]},
+                    {"final_answer": "12"}).startswith("resolver chose 12 although agent 2 answered 14")
+    assert "changed 12 to 14" in feedback("revise", {"persona": PERSONAS[1], "previous_answer": "answer: 12 (confidence 0.70)"},
+                                          {"answer": "14", "evidence_ref": "critique 1"})
+    assert "gold is 14" in feedback("mask", {"memory": "answer: 12 (confidence 0.5)"}, {"label": "YES"})
