@@ -107,3 +107,11 @@ def test_free_mad_scores_trajectories_and_ignores_conformity_flips():
     herd = DecisionContext(history=[r0, r1, final], conformity={(0, 1), (1, 1), (2, 1), (1, 2), (2, 2)})
     d = get_protocol("free").decide(final, herd)
     assert d.candidates == {"4": 1.7, "5": 1.2} and d.answer == "4"
+
+
+def test_the_public_api_names_resolve():
+    import madspy
+
+    for name in madspy.__all__:
+        assert getattr(madspy, name) is not None
+    assert madspy.compile is madspy.compile_program
