@@ -146,8 +146,8 @@ def count_tokens(model: str, text: str) -> int:
 
 # Small models loop inside lists and strings until max_tokens cuts the JSON; bounds in
 # the grammar make them close it. Applied only here, so remote models are not limited.
-MAX_ITEMS = 5
-MAX_STRING_CHARS = 300
+MAX_ITEMS = 3
+MAX_STRING_CHARS = 160
 
 
 def bounded(schema: Any) -> Any:
