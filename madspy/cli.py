@@ -183,7 +183,8 @@ def _run_file(debate: Any, args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import Progress
 
-    from madspy.programs.debate import RunBudget, as_dict
+    from madspy.programs.budget import RunBudget
+    from madspy.programs.debate import as_dict
 
     rows = list(_questions(args.file))
     budget = RunBudget(args.run_budget) if args.run_budget else None

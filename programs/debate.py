@@ -1,10 +1,13 @@
-"""The ``Debate`` module: proposers, critics and a resolver in one ``dspy.Module``.
+"""The ``Debate`` module: the five roles in one ``dspy.Module``, and the loop that runs them.
 
-Round 0: every agent answers on its own. Each later round: critics attack each
-proposal, then every agent revises, seeing its peers' answers and the critiques of
-its own. After every round the stop rules are checked; at the end the decision
-protocol (or the resolver, for ``judge``) picks the answer. All calls of one step
-run concurrently.
+Round 0: every agent answers on its own (or, with a cascade, one agent first).
+After each round: votes and flips are recorded, stop rules and the echo alarm are
+checked, the referee may intervene, and critics attack each proposal. Each later
+round: the memory policy picks (and the mask evaluator may prune) the peer answers
+each agent sees, then every agent revises. At the end the decision protocol (or the
+resolver, for ``judge``) picks the answer. All calls of one step run concurrently.
+The replaceable parts live in their own modules: config, protocols, stopping,
+memory, flips, critique, topology, credit, budget, transcript.
 
 Example:
     >>> from madspy.programs import Debate, DebateConfig
@@ -17,7 +20,6 @@ Example:
 from __future__ import annotations
 
 import functools
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -26,15 +28,16 @@ import dspy
 
 from madspy.models import adapter_for, check_question, make_lm
 from madspy.programs.answers import normalize_answer
+from madspy.programs.budget import RunBudget
 from madspy.programs.calls import Job, Outcome, run_jobs
 from madspy.programs.config import DebateConfig
-from madspy.programs.flips import Flip, echo_ratio, flip_kind
-from madspy.programs.topology import group_votes, visible
-from madspy.programs.memory import MASKED, MaskDecision, best_by_logprob, keeps, peer_view
 from madspy.programs.credit import CreditLedger
 from madspy.programs.critique import CHECKLIST, CONFIDENT_FLAGGED, focus_for, issue_lines, valid_issues
+from madspy.programs.flips import Flip, echo_ratio, flip_kind
+from madspy.programs.memory import MASKED, MaskDecision, best_by_logprob, keeps, peer_view
 from madspy.programs.protocols import DecisionContext, Vote, get_protocol, tally
 from madspy.programs.stopping import first_reason, stop_rules
+from madspy.programs.topology import group_votes, visible
 from madspy.programs.transcript import Call, Decision, Round, Transcript, Usage
 from madspy.signatures import Critique, CritiqueProposalOnly, MaskEvaluate, Propose, Referee, Resolve, Revise
 
@@ -114,29 +117,6 @@ class Debate(dspy.Module):
         for model in cfg.models():
             question = check_question(question, model, cfg.max_tokens)
         return _Run(self, question, run_budget, on_round).execute()
-
-
-class RunBudget:
-    """A token budget shared by every question of a run (thread-safe).
-
-    Example:
-        >>> budget = RunBudget(100_000)
-        >>> # for q in questions: debate(question=q, run_budget=budget)
-        >>> budget.remaining
-        100000
-    """
-
-    def __init__(self, tokens: int):
-        self.tokens, self.spent = tokens, 0
-        self._lock = threading.Lock()
-
-    def add(self, tokens: int) -> None:
-        with self._lock:
-            self.spent += tokens
-
-    @property
-    def remaining(self) -> int:
-        return self.tokens - self.spent
 
 
 def as_dict(result: dspy.Prediction) -> dict[str, Any]:

@@ -315,7 +315,7 @@ def test_cascade_skips_the_debate_when_one_agent_is_confident(scripted):
 
 
 def test_a_run_budget_is_shared_across_questions(scripted):
-    from madspy.programs.debate import RunBudget
+    from madspy.programs.budget import RunBudget
 
     model = scripted(by_agent(PERSONAS, [["1"], ["2"], ["2"]]))
     debate = Debate(config(model, rounds=3))
