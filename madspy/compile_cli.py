@@ -13,7 +13,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 COMPILE_EXAMPLES = """examples:
   madspy compile --task arithmetic --model local/smollm2-135m --optimizer bootstrap --train 8 --dev 8 \\
@@ -26,6 +26,8 @@ LM replies are cached: rerun the same command to resume a stopped compile cheapl
 
 
 def _add_debate_options(p: argparse.ArgumentParser) -> None:
+    from madspy.programs.config import ProtocolName
+
     p.add_argument("--task", required=True, help="task name (madspy.data.list_tasks())")
     p.add_argument("--model", required=True, help="LiteLLM model string of every role")
     p.add_argument("--seed", type=int, default=0, help="seed of the train/dev draw and the optimizer (default 0)")
@@ -47,7 +49,7 @@ def add_compile(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--preset", default="debate", help="settings to start from: debate (default), cot, sc:K, du-mad")
     p.add_argument("--agents", type=int, help="number of debaters")
     p.add_argument("--rounds", type=int, help="rounds in all, round 0 included")
-    p.add_argument("--protocol", choices=["majority", "judge"], help="how the final answer is chosen")
+    p.add_argument("--protocol", choices=get_args(ProtocolName), help="how the final answer is chosen")
     p.add_argument("--max-calls", type=int, default=DEFAULT_MAX_CALLS,
                    help=f"refuse when the estimated LM calls exceed this (default {DEFAULT_MAX_CALLS})")
     p.add_argument("--weights", default="acc=1,critic=0.3,calib=0.3,cost=0.1", help="composite metric weights")

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import dspy
 import optuna
@@ -35,7 +35,7 @@ from madspy.errors import InputError
 from madspy.optimizers.compile import dev_scores, split_data
 from madspy.optimizers.composite import CompositeMetric
 from madspy.programs.artifact import save_program
-from madspy.programs.config import DebateConfig
+from madspy.programs.config import DebateConfig, MemoryPolicy, ProtocolName, Topology
 from madspy.programs.debate import Debate
 
 
@@ -47,13 +47,16 @@ def sample_config(trial: optuna.Trial, model: str, **fixed: Any) -> DebateConfig
     """The debate settings of one trial (``fixed`` fields, e.g. max_tokens, are merged in)."""
     agents = trial.suggest_int("agents", 1, 5)
     temperature = trial.suggest_float("temperature", 0.0, 1.2)
-    protocol = trial.suggest_categorical("protocol", ["majority", "judge"])
+    # credit needs a ledger of verified outcomes and auto defers to task_kind: neither is a setting to search
+    protocol = trial.suggest_categorical("protocol", [p for p in get_args(ProtocolName) if p not in ("auto", "credit")])
     return DebateConfig(model=model).updated(
         agents=[{**a.model_dump(), "temperature": temperature} for a in DebateConfig.default_agents(agents)],
         rounds=trial.suggest_int("rounds", 1, 4),
         protocol=protocol,
-        resolver={"enabled": protocol == "judge"},
-        memory=trial.suggest_categorical("memory", ["previous", "full", "mask_strict", "mask_lenient"]),
+        resolver={"enabled": protocol in ("judge", "unanimity")},
+        memory=trial.suggest_categorical("memory", list(get_args(MemoryPolicy))),
+        topology=trial.suggest_categorical("topology", list(get_args(Topology))),
+        cascade_gate=trial.suggest_categorical("cascade_gate", [None, 0.8, 0.9]),
         critic={"enabled": trial.suggest_categorical("critic", [True, False])},
         stop={"agreement_gate": trial.suggest_categorical("agreement_gate", [None, 0.7, 0.85, 0.95]),
               "stable_rounds": trial.suggest_int("stable_rounds", 0, 2)},
