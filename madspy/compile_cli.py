@@ -26,8 +26,6 @@ LM replies are cached: rerun the same command to resume a stopped compile cheapl
 
 
 def _add_debate_options(p: argparse.ArgumentParser) -> None:
-    from madspy.programs.config import ProtocolName
-
     p.add_argument("--task", required=True, help="task name (madspy.data.list_tasks())")
     p.add_argument("--model", required=True, help="LiteLLM model string of every role")
     p.add_argument("--seed", type=int, default=0, help="seed of the train/dev draw and the optimizer (default 0)")
@@ -37,6 +35,7 @@ def _add_debate_options(p: argparse.ArgumentParser) -> None:
 
 def add_compile(sub: argparse._SubParsersAction) -> None:
     from madspy.optimizers.compile import DEFAULT_MAX_CALLS, OPTIMIZERS
+    from madspy.programs.config import ProtocolName
 
     p = sub.add_parser("compile", help="compile every role's instructions and demos with a DSPy optimizer",
                        epilog=COMPILE_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
