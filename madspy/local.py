@@ -146,8 +146,12 @@ def count_tokens(model: str, text: str) -> int:
 
 # Small models loop inside lists and strings until max_tokens cuts the JSON; bounds in
 # the grammar make them close it. Applied only here, so remote models are not limited.
-MAX_ITEMS = 3
-MAX_STRING_CHARS = 160
+# Lists of strings (reasoning steps) stay long enough for multi-step problems: 3 steps
+# cost Qwen2.5-1.5B the first GSM8K question; lists of objects (critic issues) are
+# costly per item and stay short.
+MAX_ITEMS = 8
+MAX_OBJECT_ITEMS = 3
+MAX_STRING_CHARS = 200
 
 
 def bounded(schema: Any) -> Any:
@@ -158,7 +162,9 @@ def bounded(schema: Any) -> Any:
         return schema
     out = {k: bounded(v) for k, v in schema.items()}
     if out.get("type") == "array":
-        out.setdefault("maxItems", MAX_ITEMS)
+        items = out.get("items") or {}
+        of_objects = isinstance(items, dict) and ("$ref" in items or items.get("type") == "object")
+        out.setdefault("maxItems", MAX_OBJECT_ITEMS if of_objects else MAX_ITEMS)
     if out.get("type") == "string" and "enum" not in out:
         out.setdefault("maxLength", MAX_STRING_CHARS)
     return out

@@ -94,6 +94,8 @@ def test_response_format_translation() -> None:
     bounded = local.bounded({"type": "array", "items": {"type": "string", "enum": ["x"]}})
     assert bounded == {"type": "array", "items": {"type": "string", "enum": ["x"]}, "maxItems": local.MAX_ITEMS}
     assert local.bounded(schema)["properties"]["a"]["maxLength"] == local.MAX_STRING_CHARS
+    issues = local.bounded({"type": "array", "items": {"$ref": "#/$defs/CriticIssue"}})
+    assert issues["maxItems"] == local.MAX_OBJECT_ITEMS < local.MAX_ITEMS
     assert local.llama_response_format({"type": "json_object"}) == {"type": "json_object"}
     assert local.llama_response_format({"type": "text"}) is None
     assert local.llama_response_format(None) is None
