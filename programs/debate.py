@@ -126,6 +126,7 @@ def as_dict(result: dspy.Prediction) -> dict[str, Any]:
         "confidence": result.confidence,
         "status": result.status,
         "stop_reason": result.stop_reason,
+        "candidates": result.candidates,  # every answer's score where the protocol scores them (free, weighted)
         "usage": result.usage,
         "transcript": result.transcript.model_dump(mode="json"),
     }
