@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import dspy
+import litellm
 from dspy.utils.exceptions import AdapterParseError
 from pydantic_core import to_jsonable_python
 
@@ -97,12 +98,20 @@ def mean_logprob(logprobs: Any) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def _tokens(tracker: Any) -> tuple[int, int]:
-    totals = tracker.get_total_tokens().values()
-    return (
-        sum(int(u.get("prompt_tokens") or 0) for u in totals),
-        sum(int(u.get("completion_tokens") or 0) for u in totals),
-    )
+def _sum_usage(usages: Any) -> tuple[int, int]:
+    usages = [u or {} for u in usages]
+    return (sum(int(u.get("prompt_tokens") or 0) for u in usages),
+            sum(int(u.get("completion_tokens") or 0) for u in usages))
+
+
+def _estimate(lm: dspy.LM) -> tuple[int, int]:
+    """Tokens of replies DSPy served from its cache, which keeps no usage: counted with LiteLLM."""
+    prompt = completion = 0
+    for entry in lm.history:
+        prompt += litellm.token_counter(model=lm.model, messages=entry.get("messages") or [])
+        completion += sum(litellm.token_counter(model=lm.model, text=str(o.get("text", o) if isinstance(o, dict) else o))
+                          for o in entry.get("outputs") or [])
+    return prompt, completion
 
 
 def _one_line(error: BaseException) -> str:
@@ -113,7 +122,10 @@ def _one_line(error: BaseException) -> str:
 def _run(job: Job, t0: float) -> Outcome:
     started = time.perf_counter()
     prediction, error, attempts = None, None, 1
-    with dspy.context(lm=job.lm, adapter=job.adapter), dspy.track_usage() as tracker:
+    # A private copy (shared client, own history) shows whether this call was served from DSPy's
+    # cache, which bills nothing and keeps no usage; the question still used those tokens.
+    lm = job.lm.copy()
+    with dspy.context(lm=lm, adapter=job.adapter), dspy.track_usage() as tracker:
         try:
             try:
                 prediction = job.predictor(**job.inputs, config=job.config)
@@ -122,7 +134,9 @@ def _run(job: Job, t0: float) -> Outcome:
                 prediction = _with_parse_feedback(job.predictor, parse_error)(**job.inputs, config=job.config)
         except Exception as e:  # noqa: BLE001 - any failure of one call becomes a failed turn
             error = _one_line(e)
-    prompt_tokens, completion_tokens = _tokens(tracker)
+    billed = _sum_usage(tracker.get_total_tokens().values())
+    cached = bool(lm.history) and not any(entry.get("usage") for entry in lm.history)
+    prompt_tokens, completion_tokens = _estimate(lm) if cached else billed
     logprob = None
     if prediction is not None and "logprobs" in prediction:
         logprob = mean_logprob(prediction["logprobs"])
@@ -138,6 +152,7 @@ def _run(job: Job, t0: float) -> Outcome:
         attempts=attempts,
         prompt_tokens=prompt_tokens,
         completion_tokens=completion_tokens,
+        cached=cached,
         mean_logprob=logprob,
         started_s=round(started - t0, 4),
         latency_s=round(time.perf_counter() - started, 4),

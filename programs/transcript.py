@@ -35,6 +35,7 @@ class Call(BaseModel):
     attempts: int = 1
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached: bool = False  # answered from DSPy's cache: tokens estimated with LiteLLM's counter, not billed
     mean_logprob: float | None = None  # model confidence, when log-probabilities were asked for
     started_s: float = 0.0
     latency_s: float = 0.0

@@ -226,3 +226,18 @@ def test_question_longer_than_the_context_names_the_limit(scripted):
                                     "mode": "chat", "input_cost_per_token": 0, "output_cost_per_token": 0}})
     with pytest.raises(InputError, match="2048-token context"):
         Debate(config(model, max_tokens=256))(question="why? " * 3000)
+
+
+def test_cached_replies_still_report_their_tokens(scripted):
+    model = scripted(by_agent(PERSONAS, [["7"], ["7"], ["9"]]))
+    cfg = config(model, rounds=1).updated(cache=True)
+    import dspy as _dspy
+
+    _dspy.configure_cache(enable_disk_cache=False, enable_memory_cache=True)
+    first = Debate(cfg)(question="q")
+    with _dspy.track_usage() as tracker:
+        again = Debate(cfg)(question="q")
+    assert not any(c.cached for c in first.transcript.calls())
+    assert all(c.cached for c in again.transcript.calls())
+    assert all(c.prompt_tokens > 0 and c.completion_tokens > 0 for c in again.transcript.calls())
+    assert tracker.get_total_tokens() == {}  # nothing billed for cached replies
