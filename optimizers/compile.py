@@ -157,12 +157,22 @@ def task_question(example: dspy.Example, task: Task) -> dspy.Example:
     return example.copy(question=f"{example.question}\n\n{task.instructions}")
 
 
+COMPILE_SPLITS = ("train", "validation", "dev")
+
+
+def compile_split(task: Task) -> str:
+    """The split compiles draw from: a training or validation split when the task has one,
+    so that ``madspy eval`` on the default (test) split measures held-out questions."""
+    return next((s for s in COMPILE_SPLITS if s in task.splits and s != task.default_split), task.default_split)
+
+
 def split_data(task: Task, n_train: int, n_dev: int, seed: int,
                data_dir: str | Path | None = None) -> tuple[list[dspy.Example], list[dspy.Example]]:
-    """Disjoint train and dev examples drawn by ``seed`` (questions carry the task instructions)."""
+    """Disjoint train and dev examples drawn by ``seed`` from ``compile_split(task)``
+    (questions carry the task instructions)."""
     if n_train < 1 or n_dev < 0:
         raise CompileError("--train must be at least 1 and --dev at least 0")
-    examples = task.load(data_dir=data_dir, n=n_train + n_dev, seed=seed)
+    examples = task.load(compile_split(task), data_dir=data_dir, n=n_train + n_dev, seed=seed)
     if len(examples) < n_train + n_dev:
         raise CompileError(f"{task.name} has {len(examples)} usable questions; --train + --dev asks for "
                            f"{n_train + n_dev}")
@@ -285,7 +295,7 @@ def compile_program(
         "optimizer": {"name": optimizer, "settings": plan.settings, "seed": seed,
                       "reflection_model": reflection_model if optimizer in ("mipro", "gepa", "simba") else None},
         "metric": {"weights": asdict(weights), "budget_tokens": budget_tokens},
-        "data": {"train": len(trainset), "dev": len(devset), "seed": seed,
+        "data": {"split": compile_split(task), "train": len(trainset), "dev": len(devset), "seed": seed,
                  "train_ids": [e.id for e in trainset], "dev_ids": [e.id for e in devset]},
         "dev": scores,
         "estimated_calls": plan.calls,

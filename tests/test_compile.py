@@ -197,3 +197,12 @@ def test_gepa_feedback_names_the_role_and_the_answers(scripted):
     assert "changed 12 to 14" in feedback("revise", {"persona": PERSONAS[1], "previous_answer": "answer: 12 (confidence 0.70)"},
                                           {"answer": "14", "evidence_ref": "critique 1"})
     assert "gold is 14" in feedback("mask", {"memory": "answer: 12 (confidence 0.5)"}, {"label": "YES"})
+
+
+def test_compiles_draw_from_a_training_split_when_the_task_has_one():
+    from madspy.data import get_task
+    from madspy.optimizers.compile import compile_split
+
+    assert compile_split(get_task("gsm8k")) == "train"
+    assert compile_split(get_task("arc_challenge")) == "validation"
+    assert compile_split(get_task("arithmetic")) == get_task("arithmetic").default_split
