@@ -8,7 +8,7 @@ import pytest
 
 from madspy.errors import InputError
 from madspy.programs import AgentConfig, Debate, DebateConfig, Transcript
-from scripts import by_agent, proposal, resolution
+from scripts import by_agent, proposal
 
 PERSONAS = ["A", "B", "C"]
 
