@@ -167,6 +167,10 @@ class Task:
         """The canonical answer in `text`, or None when it does not parse."""
         return self.normalizer(text)
 
+    def ask(self, question: str) -> str:
+        """The question as the debate sees it: with the task's answer-format line, if any."""
+        return f"{question}\n\n{self.instructions}" if self.instructions else question
+
     def score(self, prediction: str | None, gold: str) -> float:
         """Score raw prediction text against a normalized gold answer (unparsable -> 0.0)."""
         return self.scorer(self.normalize(prediction), gold)

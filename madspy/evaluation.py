@@ -146,7 +146,7 @@ def _safe(name: str) -> str:
 
 
 def _run_one(name: str, debate: Debate, example: dspy.Example, task: Task, out: Path) -> Row:
-    question = f"{example.question}\n\n{task.instructions}" if task.instructions else example.question
+    question = task.ask(example.question)
     row: Row = {"program": name, "id": example.id, "gold": example.answer}
     started = time.perf_counter()
     try:

@@ -152,9 +152,7 @@ def plan_compile(optimizer: str, config: DebateConfig, n_train: int, n_dev: int,
 
 def task_question(example: dspy.Example, task: Task) -> dspy.Example:
     """The example with the task's answer-format line appended, as ``madspy eval`` asks it."""
-    if not task.instructions:
-        return example
-    return example.copy(question=f"{example.question}\n\n{task.instructions}")
+    return example.copy(question=task.ask(example.question))
 
 
 COMPILE_SPLITS = ("train", "validation", "dev")
