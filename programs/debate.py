@@ -159,8 +159,8 @@ class _Run:
         rnd.calls.extend(o.call for o in outcomes)
         for o in outcomes:
             if not o.call.ok:
-                rnd.events.append(f"{o.call.role} {o.call.agent if o.call.agent is not None else ''} failed: "
-                                  f"{o.call.error}".replace("  ", " "))
+                who = o.call.role if o.call.agent is None else f"{o.call.role} {o.call.agent}"
+                rnd.events.append(f"{who} failed: {o.call.error}")
         return outcomes
 
     def _answer_step(self, rnd: Round, agents: list[int]) -> None:
