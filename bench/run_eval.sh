@@ -6,6 +6,7 @@
 # Overrides (environment): TASKS="gsm8k arc_challenge"  N=50  PROGRAMS=cot,sc,du-mad,debate  SEED=0
 #   DATA_DIR=../shared/data (relative to the repo root)  OUT_ROOT=bench/runs  CONCURRENCY=1
 #   MAX_TOKENS= (empty: the programs' default)  MODEL= (empty: local/<fetched bench model>)
+#   MATCHED_K= (empty: K of sc-matched measured after the sc and debate rows; a number runs it alongside)
 # Takes hours on 2 cores (about 15 tokens/s). Rerunning resumes: finished rows are skipped.
 # Quick check: N=2 PROGRAMS=cot TASKS=gsm8k bench/run_eval.sh
 set -euo pipefail
@@ -19,6 +20,7 @@ DATA_DIR="${DATA_DIR:-../shared/data}"
 OUT_ROOT="${OUT_ROOT:-bench/runs}"
 CONCURRENCY="${CONCURRENCY:-1}"  # a local model serializes its calls: more only queues them
 MAX_TOKENS="${MAX_TOKENS:-}"
+MATCHED_K="${MATCHED_K:-}"
 MODEL="${MODEL:-local/$(../shared/tools/fetch-bench-model | tail -n 1)}"
 RESULTS=bench/RESULTS.md
 
@@ -30,6 +32,7 @@ for task in $TASKS; do
   cmd=(madspy eval --task "$task" --model "$MODEL" --programs "$PROGRAMS" --n "$N" --seed "$SEED"
        --data-dir "$DATA_DIR" --concurrency "$CONCURRENCY" --out "$out")
   [ -n "$MAX_TOKENS" ] && cmd+=(--max-tokens "$MAX_TOKENS")
+  [ -n "$MATCHED_K" ] && cmd+=(--sc-matched-k "$MATCHED_K")
   echo "+ ${cmd[*]}" >&2
   "${cmd[@]}"
   {

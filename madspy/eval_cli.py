@@ -39,6 +39,9 @@ def add_eval(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--concurrency", type=int, default=8, help="questions in flight at once (default 8)")
     p.add_argument("--max-tokens", type=int, help="completion tokens per call (default: the program's)")
     p.add_argument("--no-cache", action="store_true", help="do not reuse cached LM replies")
+    p.add_argument("--sc-matched-k", type=int, metavar="K",
+                   help="samples of the token-matched self-consistency, fixed up front so it runs alongside "
+                        "the others (default: measured from the sc and debate rows once they are done)")
     p.add_argument("--out", type=Path, required=True, help="folder for settings, rows, transcripts and summary")
     p.set_defaults(handler=cmd_eval)
 
@@ -91,7 +94,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     programs = [p.strip() for p in args.programs.split(",") if p.strip()]
     ev = evaluate(args.task, args.model, programs, out=args.out, n=args.n, seed=args.seed, split=args.split,
                   data_dir=args.data_dir, concurrency=args.concurrency, max_tokens=args.max_tokens,
-                  cache=not args.no_cache)
+                  cache=not args.no_cache, sc_matched_k=args.sc_matched_k)
     err = Console(stderr=True)
     if ev.skipped:
         err.print(f"{args.task}: skipped {ev.skipped} rows whose gold answer did not parse")

@@ -240,12 +240,13 @@ def _run_all(programs: dict[str, Debate], examples: list[dspy.Example], task: Ta
                 rows_file.flush()
                 bars.advance(bar)
 
+        bar_of = {name: bars.add_task(name, total=len(examples),
+                                      completed=sum((name, e.id) in done for e in examples)) for name in programs}
         pool = ThreadPoolExecutor(max_workers=concurrency)
-        futures = []
-        for name in programs:
-            todo = [e for e in examples if (name, e.id) not in done]
-            bar = bars.add_task(name, total=len(examples), completed=len(examples) - len(todo))
-            futures += [pool.submit(work, name, bar, e) for e in todo]
+        # Question-major: every program finishes question i before question i+1 starts, so a
+        # run stopped part-way leaves all programs on the same questions (a paired table).
+        futures = [pool.submit(work, name, bar_of[name], e)
+                   for e in examples for name in programs if (name, e.id) not in done]
         try:
             finished, _ = wait(futures, return_when=FIRST_EXCEPTION)
             for future in finished:
@@ -256,11 +257,15 @@ def _run_all(programs: dict[str, Debate], examples: list[dspy.Example], task: Ta
 
 def evaluate(task: str | Task, model: str, programs: Sequence[str], *, out: str | Path, n: int | None = 100,
              seed: int = 0, split: str | None = None, data_dir: str | Path | None = None, concurrency: int = 8,
-             max_tokens: int | None = None, cache: bool = True, progress: bool = True) -> Evaluation:
+             max_tokens: int | None = None, cache: bool = True, progress: bool = True,
+             sc_matched_k: int | None = None) -> Evaluation:
     """Run ``programs`` on ``n`` questions of ``task`` and summarize; resumable in ``out``.
 
     When both ``sc`` and ``debate`` are evaluated, ``sc-matched:K`` (self-consistency
-    with the debate's token budget, see ``matched_k``) runs after them.
+    with the debate's token budget, see ``matched_k``) runs after them. K is measured
+    once: a folder that already holds ``sc-matched:K`` rows keeps that K, and
+    ``sc_matched_k`` fixes it up front, so the matched run goes question by question
+    alongside the others instead of after them.
 
     >>> # ev = evaluate("arithmetic", "openai/gpt-4o-mini", ["cot", "debate"], n=20, out="runs/arith")
     >>> # print(ev.summary[["accuracy", "tokens"]])
@@ -270,6 +275,8 @@ def evaluate(task: str | Task, model: str, programs: Sequence[str], *, out: str 
         raise EvalError("no programs to evaluate")
     if concurrency < 1 or (n is not None and n < 1):
         raise EvalError("--concurrency and --n must be at least 1")
+    if sc_matched_k is not None and not 1 <= sc_matched_k <= MAX_MATCHED_K:
+        raise EvalError(f"--sc-matched-k must be 1..{MAX_MATCHED_K}, got {sc_matched_k}")
     names = list(dict.fromkeys(programs))
     debates = {name: build_program(name, task, model, max_tokens=max_tokens, cache=cache) for name in names}
     report = task.load_with_report(split, data_dir=data_dir, n=n, seed=seed)
@@ -278,16 +285,30 @@ def evaluate(task: str | Task, model: str, programs: Sequence[str], *, out: str 
     out = Path(out)
     _check_settings(out, {"task": task.name, "split": split or task.default_split, "n": n, "seed": seed,
                           "model": model, "max_tokens": max_tokens})
-    _run_all(debates, report.examples, task, out, concurrency, progress)
+    wants_matched = sc_matched_k is not None or {"sc", "debate"} <= set(names)
+    k = _fixed_matched_k(out, sc_matched_k) if wants_matched else None
 
-    k = matched_k(load_rows(out)) if {"sc", "debate"} <= set(names) else None
-    if k is not None:
-        name = f"sc-matched:{k}"
-        names.append(name)
-        matched = {name: build_program(f"sc:{k}", task, model, max_tokens=max_tokens, cache=cache)}
-        _run_all(matched, report.examples, task, out, concurrency, progress)
+    def matched_program(k: int) -> dict[str, Debate]:
+        names.append(f"sc-matched:{k}")
+        return {names[-1]: build_program(f"sc:{k}", task, model, max_tokens=max_tokens, cache=cache)}
+
+    _run_all(debates | (matched_program(k) if k else {}), report.examples, task, out, concurrency, progress)
+    if wants_matched and k is None:
+        k = matched_k(load_rows(out))
+        if k is not None:
+            _run_all(matched_program(k), report.examples, task, out, concurrency, progress)
     rows = load_rows(out)
     return Evaluation(out, rows, summarize(rows, order=names), report.skipped, report.source, k)
+
+
+def _fixed_matched_k(out: Path, asked: int | None) -> int | None:
+    """The K of the matched run: ``asked``, else the one ``out`` already holds rows of."""
+    file = out / ROWS_FILE
+    held = {int(r["program"].split(":")[1]) for r in (load_rows(file) if file.is_file() else [])
+            if r["program"].startswith("sc-matched:")}
+    if asked is not None and held - {asked}:
+        raise EvalError(f"{out} holds sc-matched:{min(held - {asked})} rows; use that K or another --out folder")
+    return asked if asked is not None else min(held, default=None)
 
 
 # -- summary -------------------------------------------------------------------

@@ -111,6 +111,29 @@ def test_rerun_skips_finished_rows_and_reruns_missing_ones(model, tmp_path):
     assert len(calls_of(model)) - before == json.loads(lines[-1])["usage"]["calls"]  # only that row ran again
 
 
+def test_programs_go_question_by_question_so_a_stopped_run_is_paired(model, tmp_path):
+    run_eval(model, tmp_path, programs=["cot", "du-mad"], concurrency=1)
+    rows = load_rows(tmp_path)
+    assert [r["program"] for r in rows] == ["cot", "du-mad"] * N
+    assert [r["id"] for r in rows[::2]] == [r["id"] for r in rows[1::2]]
+
+
+def test_a_fixed_matched_k_runs_alongside_and_sticks_to_the_folder(model, tmp_path, capsys):
+    ev = run_eval(model, tmp_path, programs=["sc", "debate"], concurrency=1, sc_matched_k=3)
+    assert ev.matched_k == 3 and ev.summary.index.tolist() == ["sc", "debate", "sc-matched:3"]
+    assert [r["program"] for r in load_rows(tmp_path)] == ["sc", "debate", "sc-matched:3"] * N
+    assert all(r["usage"]["calls"] == 3 for r in load_rows(tmp_path) if r["program"] == "sc-matched:3")
+
+    before = len(calls_of(model))
+    again = run_eval(model, tmp_path, programs=["sc", "debate"])  # not measured again: the folder's K is kept
+    assert again.matched_k == 3 and len(calls_of(model)) == before
+    with pytest.raises(EvalError, match="holds sc-matched:3 rows"):
+        run_eval(model, tmp_path, programs=["sc", "debate"], sc_matched_k=4)
+    code = main(["eval", "--task", "arithmetic", "--model", model, "--programs", "cot", "--n", "2",
+                 "--sc-matched-k", "0", "--out", str(tmp_path / "other")])
+    assert code == 2 and "--sc-matched-k must be 1..16, got 0" in capsys.readouterr().err
+
+
 def test_other_settings_in_the_same_folder_are_refused(model, tmp_path, capsys):
     run_eval(model, tmp_path, programs=["cot"])
     with pytest.raises(EvalError, match=r"n: 6 there vs 5 now.*seed: 0 there vs 1 now"):
