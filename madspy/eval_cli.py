@@ -1,6 +1,7 @@
 """The ``madspy eval``, ``madspy compare`` and ``madspy bench`` subcommands.
 
 Example:
+    $ madspy eval --task arithmetic --model local/smollm2-135m --n 20    # cot,sc,du-mad,debate -> runs/...
     $ madspy eval --task gsm8k --model openai/gpt-4o-mini --programs cot,sc,du-mad,debate --n 100 --out runs/gsm8k
     $ madspy compare runs/gsm8k debate cot
     $ madspy bench engine --json
@@ -11,13 +12,16 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import pandas as pd
 
+DEFAULT_PROGRAMS = "cot,sc,du-mad,debate"
 EVAL_EXAMPLES = """examples:
+  madspy eval --task arithmetic --model local/smollm2-135m --n 20
   madspy eval --task gsm8k --model openai/gpt-4o-mini --programs cot,sc,du-mad,debate --n 100 --out runs/gsm8k
   madspy eval --task arc_challenge --model local/model.gguf --programs cot,compiled/arc.json \
       --data-dir data --out runs/arc
@@ -30,8 +34,9 @@ def add_eval(sub: argparse._SubParsersAction) -> None:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--task", required=True, help="task name (madspy.data.list_tasks())")
     p.add_argument("--model", required=True, help="LiteLLM model string every program uses")
-    p.add_argument("--programs", required=True,
-                   help="comma-separated presets (cot, sc, sc:K, du-mad, debate) and/or program .json files")
+    p.add_argument("--programs", default=DEFAULT_PROGRAMS,
+                   help="comma-separated presets (cot, sc, sc:K, du-mad, debate) and/or program .json files "
+                        f"(default {DEFAULT_PROGRAMS})")
     p.add_argument("--n", type=int, default=100, help="questions sampled (default 100)")
     p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
     p.add_argument("--split", help="data split (default: the task's)")
@@ -42,7 +47,8 @@ def add_eval(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--sc-matched-k", type=int, metavar="K",
                    help="samples of the token-matched self-consistency, fixed up front so it runs alongside "
                         "the others (default: measured from the sc and debate rows once they are done)")
-    p.add_argument("--out", type=Path, required=True, help="folder for settings, rows, transcripts and summary")
+    p.add_argument("--out", type=Path, help="folder for settings, rows, transcripts and summary "
+                                             "(default runs/<task>-<model>-n<N>-seed<S>)")
     p.set_defaults(handler=cmd_eval)
 
 
@@ -64,6 +70,19 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--repeats", type=int, default=3, help="timed runs per debate; the median is kept")
     p.add_argument("--json", action="store_true", help="print JSON (default: one line per number)")
     p.set_defaults(handler=cmd_bench)
+
+
+def default_out(args: argparse.Namespace) -> Path:
+    """``runs/<task>[-<split>]-<model>-n<N>-seed<S>[-mt<max tokens>]``, the model named by its last part.
+
+    >>> default_out(argparse.Namespace(task="gsm8k", split=None, model="local//models/qwen-1.5b.gguf", n=50,
+    ...                                seed=0, max_tokens=None))
+    PosixPath('runs/gsm8k-qwen-1.5b-n50-seed0')
+    """
+    model = re.sub(r"[^\w.-]+", "_", args.model.rstrip("/").rsplit("/", 1)[-1].removesuffix(".gguf"))
+    parts = [args.task, args.split, model, f"n{args.n}", f"seed{args.seed}",
+             args.max_tokens and f"mt{args.max_tokens}"]
+    return Path("runs", "-".join(str(part) for part in parts if part))
 
 
 def _print_table(summary: pd.DataFrame, title: str) -> None:
@@ -92,7 +111,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from madspy.evaluation import evaluate, write_summary
 
     programs = [p.strip() for p in args.programs.split(",") if p.strip()]
-    ev = evaluate(args.task, args.model, programs, out=args.out, n=args.n, seed=args.seed, split=args.split,
+    ev = evaluate(args.task, args.model, programs, out=args.out or default_out(args), n=args.n, seed=args.seed, split=args.split,
                   data_dir=args.data_dir, concurrency=args.concurrency, max_tokens=args.max_tokens,
                   cache=not args.no_cache, sc_matched_k=args.sc_matched_k)
     err = Console(stderr=True)

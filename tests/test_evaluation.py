@@ -181,6 +181,15 @@ def _call(role, agent, round_, **output):
     return Call(role=role, agent=agent, round=round_, output=output)
 
 
+def test_cli_eval_defaults_to_the_four_programs_and_a_folder_named_by_its_settings(model, tmp_path, monkeypatch,
+                                                                                    capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["eval", "--task", "arithmetic", "--model", model, "--n", "2", "--concurrency", "2"]) == 0
+    out = tmp_path / "runs" / f"arithmetic-{model.rsplit('/', 1)[-1]}-n2-seed0"
+    assert {r["program"] for r in load_rows(out)} >= set(PROGRAMS)
+    assert (out / "summary.md").is_file() and str(out.relative_to(tmp_path)) in capsys.readouterr().err
+
+
 def test_debate_trace_pairs_critics_with_proposals_and_scores_flips():
     rounds = [
         Round(index=0, calls=[_call("proposer", 0, 0, answer="5"), _call("proposer", 1, 0, answer="7"),
