@@ -174,6 +174,11 @@ def test_logprobs_in_openai_format() -> None:
     assert len(content) == response.usage.completion_tokens
     assert all(t["logprob"] <= 0 and len(t["top_logprobs"]) == 2 for t in content)
 
+    # Only this call needed the instance that keeps every position's logits (and its memory).
+    path = local.resolve(MODEL)
+    litellm.completion(model=MODEL, messages=[{"role": "user", "content": "Hey"}], max_tokens=2)
+    assert local._MODELS[path, True].llm._logits_all and not local._MODELS[path, False].llm._logits_all
+
 
 @pytest.mark.local_model
 def test_async_completion() -> None:
