@@ -45,6 +45,10 @@ for task in $TASKS; do
     echo "- rows: \`$out/rows.jsonl\`"
     echo
     cat "$out/summary.md"
+    echo
+    echo "Mean cost per question by role and by round (\`$out/cost.md\`):"
+    echo
+    cat "$out/cost.md"
   } >> "$RESULTS"
 done
 echo "appended to $RESULTS" >&2

@@ -108,7 +108,7 @@ def _print_table(summary: pd.DataFrame, title: str) -> None:
 def cmd_eval(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from madspy.evaluation import evaluate, write_summary
+    from madspy.evaluation import evaluate, write_tables
 
     programs = [p.strip() for p in args.programs.split(",") if p.strip()]
     ev = evaluate(args.task, args.model, programs, out=args.out or default_out(args), n=args.n, seed=args.seed, split=args.split,
@@ -121,8 +121,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         err.print(f"token-matched self-consistency: sc-matched:{ev.matched_k}")
     err.print(f"questions from {ev.source}")
     _print_table(ev.summary, f"{args.task} | {args.model.rsplit('/', 1)[-1]}")
-    csv, md = write_summary(ev.summary, ev.out)
-    err.print(f"rows: {ev.out / 'rows.jsonl'}  summary: {csv}, {md}")
+    paths = write_tables(ev)
+    err.print(f"rows: {ev.out / 'rows.jsonl'}  tables: {', '.join(str(p) for p in paths)}")
     return 0
 
 

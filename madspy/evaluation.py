@@ -218,6 +218,7 @@ class Evaluation:
     skipped: int  # rows of the split whose gold answer did not parse
     source: str  # where the questions came from
     matched_k: int | None  # K of the token-matched self-consistency run, if any
+    cost: pd.DataFrame  # per program, role and round: mean calls, tokens and latency per question
 
 
 def _run_all(programs: dict[str, Debate], examples: list[dspy.Example], task: Task, out: Path,
@@ -298,7 +299,8 @@ def evaluate(task: str | Task, model: str, programs: Sequence[str], *, out: str 
         if k is not None:
             _run_all(matched_program(k), report.examples, task, out, concurrency, progress)
     rows = load_rows(out)
-    return Evaluation(out, rows, summarize(rows, order=names), report.skipped, report.source, k)
+    return Evaluation(out, rows, summarize(rows, order=names), report.skipped, report.source, k,
+                      cost_breakdown(rows, out, order=names))
 
 
 def _fixed_matched_k(out: Path, asked: int | None) -> int | None:
@@ -349,6 +351,8 @@ def summarize(rows: Sequence[Row], order: Sequence[str] = ()) -> pd.DataFrame:
             "critic_hit_rate": _rate(critic.hit_rate),
             "critic_false_alarm": _rate(critic.false_alarm_rate),
             "tokens": sum(_tokens(r["usage"]) for r in mine) / len(mine),
+            "prompt_tokens": sum(r["usage"].get("prompt_tokens") or 0 for r in mine) / len(mine),
+            "completion_tokens": sum(r["usage"].get("completion_tokens") or 0 for r in mine) / len(mine),
             "calls": sum(r["usage"].get("calls", 0) for r in mine) / len(mine),
             "wall_s": sum(r["wall_s"] for r in mine) / len(mine),
             "flips_evidence": flips.get("evidence", none).flips,
@@ -361,13 +365,40 @@ def summarize(rows: Sequence[Row], order: Sequence[str] = ()) -> pd.DataFrame:
     return pd.DataFrame(lines).set_index("program") if lines else pd.DataFrame()
 
 
-def write_summary(summary: pd.DataFrame, out: str | Path) -> tuple[Path, Path]:
-    """Save ``summary.csv`` and ``summary.md`` in ``out``; returns their paths."""
+def cost_breakdown(rows: Sequence[Row], out: str | Path, order: Sequence[str] = ()) -> pd.DataFrame:
+    """Each program's mean cost per question by role and by round, read from the rows' transcripts.
+
+    One line per (program, ``"role"`` or ``"round"``, role name or round index) with
+    calls, cached calls (answered by the LM cache, e.g. a request another program made
+    first: no model time, tokens estimated), prompt_tokens, completion_tokens and
+    latency_s (summed over calls, so concurrent calls add up) per question. Rows without a transcript (invalid input)
+    count as questions that cost nothing.
+    """
     out = Path(out)
-    csv, md = out / "summary.csv", out / "summary.md"
-    summary.to_csv(csv)
-    md.write_text(summary.to_markdown(floatfmt=".3f") + "\n", encoding="utf-8")
-    return csv, md
+    programs = list(dict.fromkeys([*order, *sorted({r["program"] for r in rows})]))
+    lines = []
+    for name in programs:
+        mine = [r for r in rows if r["program"] == name]
+        transcripts = [json.loads((out / r["transcript"]).read_text(encoding="utf-8"))
+                       for r in mine if r.get("transcript") and (out / r["transcript"]).is_file()]
+        cost = metrics.cost_summary(transcripts)
+        for by, parts in (("role", cost.by_role), ("round", cost.by_round)):
+            lines += [{"program": name, "by": by, "part": str(part), "calls": u.calls / len(mine),
+                       "cached": u.cached / len(mine),
+                       "prompt_tokens": u.prompt_tokens / len(mine), "completion_tokens": u.completion_tokens / len(mine),
+                       "latency_s": u.latency_s / len(mine)} for part, u in parts.items()]
+    return pd.DataFrame(lines).set_index(["program", "by", "part"]) if lines else pd.DataFrame()
+
+
+def write_tables(evaluation: Evaluation) -> list[Path]:
+    """Save ``summary`` and ``cost`` as .csv and .md in the evaluation's folder; returns their paths."""
+    paths = []
+    for name, table in (("summary", evaluation.summary), ("cost", evaluation.cost)):
+        csv, md = evaluation.out / f"{name}.csv", evaluation.out / f"{name}.md"
+        table.to_csv(csv)
+        md.write_text(table.to_markdown(floatfmt=".3f") + "\n", encoding="utf-8")
+        paths += [csv, md]
+    return paths
 
 
 # -- paired comparison ---------------------------------------------------------
@@ -437,4 +468,4 @@ def compare(rows: Sequence[Row], a: str, b: str, *, n_resamples: int = 10000, se
 
 
 __all__ = ["Comparison", "EvalError", "Evaluation", "build_program", "compare", "debate_trace",
-           "evaluate", "load_rows", "matched_k", "summarize", "write_summary"]
+           "cost_breakdown", "evaluate", "load_rows", "matched_k", "summarize", "write_tables"]

@@ -156,6 +156,7 @@ class Usage:
 
     calls: int = 0
     errors: int = 0
+    cached: int = 0  # calls answered from the LM cache (no model time; tokens estimated)
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_s: float = 0.0
@@ -163,6 +164,7 @@ class Usage:
     def add(self, call: Mapping[str, Any]) -> None:
         self.calls += 1
         self.errors += call.get("error") is not None
+        self.cached += bool(call.get("cached"))
         self.prompt_tokens += call.get("prompt_tokens") or 0
         self.completion_tokens += call.get("completion_tokens") or 0
         self.latency_s += call.get("latency_s") or 0.0

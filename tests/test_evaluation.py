@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 
+import dspy
 import pytest
 
 from madspy.cli import main
@@ -97,6 +98,31 @@ def test_eval_end_to_end_rows_summary_and_matched_sc(model, tmp_path, expected_a
     assert all(r["usage"]["calls"] == k for r in rows if r["program"] == f"sc-matched:{k}")
 
 
+def test_cost_by_role_and_round_adds_up_to_the_summary(model, tmp_path):
+    ev = run_eval(model, tmp_path, programs=["cot", "debate"])
+    summary, cost = ev.summary, ev.cost
+    assert list(summary["prompt_tokens"] + summary["completion_tokens"]) == pytest.approx(list(summary["tokens"]))
+    for name in ["cot", "debate"]:
+        for by in ["role", "round"]:
+            part = cost.loc[(name, by)]
+            assert part["calls"].sum() == pytest.approx(summary.loc[name, "calls"])
+            assert part["prompt_tokens"].sum() == pytest.approx(summary.loc[name, "prompt_tokens"])
+            assert part["completion_tokens"].sum() == pytest.approx(summary.loc[name, "completion_tokens"])
+    assert cost.loc[("cot", "role")].index.tolist() == ["proposer"]
+    assert cost.loc[("cot", "role", "proposer"), "calls"] == 1.0
+    assert {"proposer", "critic"} <= set(cost.loc[("debate", "role")].index)
+    assert cost.loc[("debate", "round")].index.tolist()[0] == "0"
+
+
+def test_cost_counts_requests_answered_by_another_programs_cached_reply(model, tmp_path):
+    dspy.configure_cache(enable_disk_cache=False, enable_memory_cache=True)  # a fresh cache for this test
+    ev = run_eval(model, tmp_path, programs=["sc", "du-mad"], concurrency=1, cache=True)
+    # Du MAD's first round asks exactly what self-consistency's first three samples asked.
+    assert ev.cost.loc[("du-mad", "round", "0"), "cached"] == 3.0
+    assert ev.cost.loc[("du-mad", "round", "1"), "cached"] == 0.0
+    assert ev.cost.loc[("sc", "role", "proposer"), "cached"] == 0.0
+
+
 def test_rerun_skips_finished_rows_and_reruns_missing_ones(model, tmp_path):
     run_eval(model, tmp_path, programs=["cot", "du-mad"])
     before = len(calls_of(model))
@@ -174,6 +200,7 @@ def test_cli_eval_reports_skipped_labels_and_writes_the_summary(scripted, tmp_pa
     assert "skipped 1 rows whose gold answer did not parse" in captured.err
     assert "cot" in captured.out and "1.000" in captured.out
     assert (out / "summary.csv").is_file() and "| cot" in (out / "summary.md").read_text()
+    assert "| ('cot', 'role', 'proposer')" in (out / "cost.md").read_text()
     assert json.loads((out / "settings.json").read_text())["task"] == "gsm8k"
 
 

@@ -92,9 +92,9 @@ def test_reliability_curve():
     assert sum(b.count for b in curve) == 4
 
 
-def _call(role, agent, prompt, completion, latency, error=None):
+def _call(role, agent, prompt, completion, latency, error=None, cached=False):
     return {"role": role, "agent": agent, "prompt_tokens": prompt, "completion_tokens": completion,
-            "latency_s": latency, "error": error}
+            "latency_s": latency, "error": error, "cached": cached}
 
 
 def test_cost_summary():
@@ -104,15 +104,15 @@ def test_cost_summary():
             {"index": 1, "calls": [_call("critic", None, 50, 10, 0.5, error="timeout")]},
         ]},
         {"wall_s": 1.0, "rounds": [
-            {"index": 0, "calls": [_call("solver", 0, 90, 25, 0.5)]},
+            {"index": 0, "calls": [_call("solver", 0, 90, 25, 0.0, cached=True)]},
         ]},
     ]
     summary = cost_summary(transcripts)
     assert summary.questions == 2
     assert summary.mean_wall_s == 2.0
     assert (summary.total.calls, summary.total.prompt_tokens, summary.total.completion_tokens) == (4, 350, 85)
-    assert summary.total.latency_s == pytest.approx(3.5)
-    assert summary.total.errors == 1
+    assert summary.total.latency_s == pytest.approx(3.0)
+    assert summary.total.errors == 1 and summary.total.cached == 1
     solver = summary.by_role["solver"]
     assert (solver.calls, solver.prompt_tokens, solver.completion_tokens) == (3, 300, 75)
     assert summary.by_role["critic"].errors == 1
