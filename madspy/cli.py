@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from madspy.compile_cli import add_compile, add_search
 from madspy.errors import InputError, MadspyError
-from madspy.eval_cli import add_bench, add_compare, add_eval
+from madspy.eval_cli import add_bench, add_compare, add_eval, add_summary
 from madspy.serve_cli import add_ab, add_export_pairs, add_port, add_report, add_serve, add_show
 
 RUN_EXAMPLES = """examples:
@@ -217,9 +217,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_add_run, add_eval, add_compare, add_bench, add_serve,
-                                                               add_compile, add_search, add_ab, add_port,
-                                                               add_show, add_report, add_export_pairs]
+COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
+    _add_run, add_eval, add_summary, add_compare, add_bench, add_serve, add_compile, add_search, add_ab, add_port,
+    add_show, add_report, add_export_pairs,
+]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -3,6 +3,7 @@
 Example:
     $ madspy eval --task arithmetic --model local/smollm2-135m --n 20    # cot,sc,du-mad,debate -> runs/...
     $ madspy eval --task gsm8k --model openai/gpt-4o-mini --programs cot,sc,du-mad,debate --n 100 --out runs/gsm8k
+    $ madspy summary runs/gsm8k --paired                                # while it runs, or after
     $ madspy compare runs/gsm8k debate cot
     $ madspy bench engine --json
 """
@@ -50,6 +51,14 @@ def add_eval(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, help="folder for settings, rows, transcripts and summary "
                                              "(default runs/<task>-<model>-n<N>-seed<S>)")
     p.set_defaults(handler=cmd_eval)
+
+
+def add_summary(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("summary", help="summarize an eval folder's rows as they are (also while the eval runs)")
+    p.add_argument("out", type=Path, help="an eval folder")
+    p.add_argument("--paired", action="store_true",
+                   help="only questions every program has finished, so all programs are compared on the same ones")
+    p.set_defaults(handler=cmd_summary)
 
 
 def add_compare(sub: argparse._SubParsersAction) -> None:
@@ -111,9 +120,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from madspy.evaluation import evaluate, write_tables
 
     programs = [p.strip() for p in args.programs.split(",") if p.strip()]
-    ev = evaluate(args.task, args.model, programs, out=args.out or default_out(args), n=args.n, seed=args.seed, split=args.split,
-                  data_dir=args.data_dir, concurrency=args.concurrency, max_tokens=args.max_tokens,
-                  cache=not args.no_cache, sc_matched_k=args.sc_matched_k)
+    ev = evaluate(args.task, args.model, programs, out=args.out or default_out(args), n=args.n, seed=args.seed,
+                  split=args.split, data_dir=args.data_dir, concurrency=args.concurrency,
+                  max_tokens=args.max_tokens, cache=not args.no_cache, sc_matched_k=args.sc_matched_k)
     err = Console(stderr=True)
     if ev.skipped:
         err.print(f"{args.task}: skipped {ev.skipped} rows whose gold answer did not parse")
@@ -121,8 +130,24 @@ def cmd_eval(args: argparse.Namespace) -> int:
         err.print(f"token-matched self-consistency: sc-matched:{ev.matched_k}")
     err.print(f"questions from {ev.source}")
     _print_table(ev.summary, f"{args.task} | {args.model.rsplit('/', 1)[-1]}")
-    paths = write_tables(ev)
+    paths = write_tables(ev.out, summary=ev.summary, cost=ev.cost)
     err.print(f"rows: {ev.out / 'rows.jsonl'}  tables: {', '.join(str(p) for p in paths)}")
+    return 0
+
+
+def cmd_summary(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from madspy.evaluation import cost_breakdown, load_rows, paired_rows, summarize, write_tables
+
+    rows = load_rows(args.out)
+    kept = paired_rows(rows) if args.paired else rows
+    order = list(dict.fromkeys(r["program"] for r in kept))
+    summary, cost = summarize(kept, order=order), cost_breakdown(kept, args.out, order=order)
+    questions = len({r["id"] for r in kept})
+    _print_table(summary, f"{args.out} | {questions} questions{' (paired)' if args.paired else ''}")
+    paths = write_tables(args.out, summary=summary, cost=cost)
+    Console(stderr=True).print(f"{len(kept)} of {len(rows)} rows; tables: {', '.join(str(p) for p in paths)}")
     return 0
 
 

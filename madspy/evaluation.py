@@ -390,11 +390,23 @@ def cost_breakdown(rows: Sequence[Row], out: str | Path, order: Sequence[str] = 
     return pd.DataFrame(lines).set_index(["program", "by", "part"]) if lines else pd.DataFrame()
 
 
-def write_tables(evaluation: Evaluation) -> list[Path]:
-    """Save ``summary`` and ``cost`` as .csv and .md in the evaluation's folder; returns their paths."""
+def paired_rows(rows: Sequence[Row]) -> list[Row]:
+    """The rows of questions every program has a row for (drops a question a stopped run left half done).
+
+    >>> rows = [{"program": p, "id": i} for p, i in [("a", 1), ("b", 1), ("a", 2)]]
+    >>> [(r["program"], r["id"]) for r in paired_rows(rows)]
+    [('a', 1), ('b', 1)]
+    """
+    programs = {r["program"] for r in rows}
+    done = Counter(r["id"] for r in rows)  # one row per (program, id)
+    return [r for r in rows if done[r["id"]] == len(programs)]
+
+
+def write_tables(out: str | Path, **tables: pd.DataFrame) -> list[Path]:
+    """Save each table as ``<name>.csv`` and ``<name>.md`` in ``out``; returns their paths."""
     paths = []
-    for name, table in (("summary", evaluation.summary), ("cost", evaluation.cost)):
-        csv, md = evaluation.out / f"{name}.csv", evaluation.out / f"{name}.md"
+    for name, table in tables.items():
+        csv, md = Path(out) / f"{name}.csv", Path(out) / f"{name}.md"
         table.to_csv(csv)
         md.write_text(table.to_markdown(floatfmt=".3f") + "\n", encoding="utf-8")
         paths += [csv, md]
@@ -468,4 +480,4 @@ def compare(rows: Sequence[Row], a: str, b: str, *, n_resamples: int = 10000, se
 
 
 __all__ = ["Comparison", "EvalError", "Evaluation", "build_program", "compare", "debate_trace",
-           "cost_breakdown", "evaluate", "load_rows", "matched_k", "summarize", "write_tables"]
+           "cost_breakdown", "evaluate", "load_rows", "matched_k", "paired_rows", "summarize", "write_tables"]

@@ -217,6 +217,21 @@ def test_cli_eval_defaults_to_the_four_programs_and_a_folder_named_by_its_settin
     assert (out / "summary.md").is_file() and str(out.relative_to(tmp_path)) in capsys.readouterr().err
 
 
+def test_cli_summary_of_a_stopped_run_can_keep_only_paired_questions(model, tmp_path, capsys):
+    run_eval(model, tmp_path, programs=["cot", "du-mad"], concurrency=1)
+    rows_file = tmp_path / "rows.jsonl"
+    rows_file.write_text("\n".join(rows_file.read_text().splitlines()[:-1]) + "\n")  # du-mad's last row missing
+
+    assert main(["summary", str(tmp_path)]) == 0
+    summary = (tmp_path / "summary.md").read_text()
+    assert re.search(rf"\| cot +\| +{N} ", summary) and re.search(rf"\| du-mad +\| +{N - 1} ", summary)
+    assert main(["summary", str(tmp_path), "--paired"]) == 0
+    assert re.search(rf"\| cot +\| +{N - 1} ", (tmp_path / "summary.md").read_text())
+    assert f"{2 * N - 2} of {2 * N - 1} rows" in capsys.readouterr().err
+    assert main(["summary", str(tmp_path / "nothing")]) == 2
+    assert "no eval rows at" in capsys.readouterr().err
+
+
 def test_debate_trace_pairs_critics_with_proposals_and_scores_flips():
     rounds = [
         Round(index=0, calls=[_call("proposer", 0, 0, answer="5"), _call("proposer", 1, 0, answer="7"),
