@@ -40,7 +40,7 @@ class ABResult:
 
 
 def ab(a: str, b: str, task: str, model: str, *, out: str | Path, n: int = 100, data_dir: str | Path | None = None,
-       seed: int = 0, concurrency: int = 8, progress: bool = False, **evaluate_options: Any) -> ABResult:
+       seed: int = 0, concurrency: int | None = None, progress: bool = False, **evaluate_options: Any) -> ABResult:
     """Run programs ``a`` and ``b`` (paths, presets or ``handwritten``) on the same ``n`` questions of ``task``.
 
     Both use ``model``; rows, transcripts and ``report.html`` go to ``out`` (resumable, see ``evaluate``).

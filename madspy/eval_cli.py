@@ -30,19 +30,25 @@ rerun the same command to resume; rows already in OUT/rows.jsonl are skipped.
 """
 
 
+def add_task_options(p: argparse.ArgumentParser) -> None:
+    """--task, --n, --seed, --data-dir and --concurrency: the options of every command that evaluates."""
+    p.add_argument("--task", required=True, help="task name (madspy.data.list_tasks())")
+    p.add_argument("--n", type=int, default=100, help="questions sampled (default 100)")
+    p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
+    p.add_argument("--data-dir", type=Path, help="folder laid out as <data_dir>/<task>/<file>")
+    p.add_argument("--concurrency", type=int,
+                   help="questions in flight at once (default 8; 1 for a local/ model, whose calls queue anyway)")
+
+
 def add_eval(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("eval", help="evaluate programs and baselines on a task", epilog=EVAL_EXAMPLES,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--task", required=True, help="task name (madspy.data.list_tasks())")
+    add_task_options(p)
     p.add_argument("--model", required=True, help="LiteLLM model string every program uses")
     p.add_argument("--programs", default=DEFAULT_PROGRAMS,
                    help="comma-separated presets (cot, sc, sc:K, du-mad, debate) and/or program .json files "
                         f"(default {DEFAULT_PROGRAMS})")
-    p.add_argument("--n", type=int, default=100, help="questions sampled (default 100)")
-    p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
     p.add_argument("--split", help="data split (default: the task's)")
-    p.add_argument("--data-dir", type=Path, help="folder laid out as <data_dir>/<task>/<file>")
-    p.add_argument("--concurrency", type=int, default=8, help="questions in flight at once (default 8)")
     p.add_argument("--max-tokens", type=int, help="completion tokens per call (default: the program's)")
     p.add_argument("--no-cache", action="store_true", help="do not reuse cached LM replies")
     p.add_argument("--sc-matched-k", type=int, metavar="K",

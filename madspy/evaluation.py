@@ -50,6 +50,7 @@ from madspy.programs.transcript import Transcript
 
 CORRECT_AT = 0.5
 MAX_MATCHED_K = 16
+DEFAULT_CONCURRENCY = 8
 ROWS_FILE, SETTINGS_FILE = "rows.jsonl", "settings.json"
 Row = dict[str, Any]
 
@@ -257,8 +258,8 @@ def _run_all(programs: dict[str, Debate], examples: list[dspy.Example], task: Ta
 
 
 def evaluate(task: str | Task, model: str, programs: Sequence[str], *, out: str | Path, n: int | None = 100,
-             seed: int = 0, split: str | None = None, data_dir: str | Path | None = None, concurrency: int = 8,
-             max_tokens: int | None = None, cache: bool = True, progress: bool = True,
+             seed: int = 0, split: str | None = None, data_dir: str | Path | None = None,
+             concurrency: int | None = None, max_tokens: int | None = None, cache: bool = True, progress: bool = True,
              sc_matched_k: int | None = None) -> Evaluation:
     """Run ``programs`` on ``n`` questions of ``task`` and summarize; resumable in ``out``.
 
@@ -266,7 +267,9 @@ def evaluate(task: str | Task, model: str, programs: Sequence[str], *, out: str 
     with the debate's token budget, see ``matched_k``) runs after them. K is measured
     once: a folder that already holds ``sc-matched:K`` rows keeps that K, and
     ``sc_matched_k`` fixes it up front, so the matched run goes question by question
-    alongside the others instead of after them.
+    alongside the others instead of after them. ``concurrency`` defaults to
+    ``questions_in_flight(model)``: a local model's queued questions would count the
+    wait in their wall time.
 
     >>> # ev = evaluate("arithmetic", "openai/gpt-4o-mini", ["cot", "debate"], n=20, out="runs/arith")
     >>> # print(ev.summary[["accuracy", "tokens"]])
@@ -274,6 +277,7 @@ def evaluate(task: str | Task, model: str, programs: Sequence[str], *, out: str 
     task = get_task(task) if isinstance(task, str) else task
     if not programs:
         raise EvalError("no programs to evaluate")
+    concurrency = questions_in_flight(model, concurrency)
     if concurrency < 1 or (n is not None and n < 1):
         raise EvalError("--concurrency and --n must be at least 1")
     if sc_matched_k is not None and not 1 <= sc_matched_k <= MAX_MATCHED_K:
@@ -301,6 +305,17 @@ def evaluate(task: str | Task, model: str, programs: Sequence[str], *, out: str 
     rows = load_rows(out)
     return Evaluation(out, rows, summarize(rows, order=names), report.skipped, report.source, k,
                       cost_breakdown(rows, out, order=names))
+
+
+def questions_in_flight(model: str, asked: int | None = None) -> int:
+    """``asked``, else 8, or 1 for a ``local/`` model (its calls run one at a time anyway).
+
+    >>> questions_in_flight("openai/gpt-4o-mini"), questions_in_flight("local/smollm2-135m")
+    (8, 1)
+    """
+    if asked is not None:
+        return asked
+    return 1 if model.startswith("local/") else DEFAULT_CONCURRENCY
 
 
 def _fixed_matched_k(out: Path, asked: int | None) -> int | None:

@@ -63,7 +63,7 @@ def port_changes(config: DebateConfig, to: str, all_roles: bool = False) -> dict
 
 
 def port(program: str | Path, to: str, task: str, *, out: str | Path, n: int = 100, all_roles: bool = False,
-         recompile: bool = False, data_dir: str | Path | None = None, seed: int = 0, concurrency: int = 8,
+         recompile: bool = False, data_dir: str | Path | None = None, seed: int = 0, concurrency: int | None = None,
          progress: bool = False) -> PortResult:
     """Evaluate ``program`` on its own model and, ported, on ``to``; writes ``<out>/ported.json``."""
     out, program = Path(out), Path(program)

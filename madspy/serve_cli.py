@@ -11,6 +11,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from madspy.eval_cli import add_task_options
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -56,18 +58,10 @@ def add_ab(sub: argparse._SubParsersAction) -> None:
                        epilog=AB_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--a", required=True, help="program A: a saved program (JSON), a preset or handwritten")
     p.add_argument("--b", default="handwritten", help="program B (default handwritten)")
-    _add_task_options(p)
+    add_task_options(p)
     p.add_argument("--model", required=True, help="LiteLLM model string both programs use")
     p.add_argument("--out", type=Path, default=Path("runs/ab"), help="folder for rows, transcripts, report.html")
     p.set_defaults(handler=cmd_ab)
-
-
-def _add_task_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--task", required=True, help="task name (madspy.data.list_tasks())")
-    p.add_argument("--n", type=int, default=100, help="questions sampled (default 100)")
-    p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
-    p.add_argument("--data-dir", type=Path, help="folder laid out as <data_dir>/<task>/<file>")
-    p.add_argument("--concurrency", type=int, default=8, help="questions in flight at once (default 8)")
 
 
 def _comparison_table(title: str, summary: pd.DataFrame, c: Comparison) -> None:
@@ -112,7 +106,7 @@ def add_port(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("port", help="evaluate a program on its own model and on another: the transfer gap")
     p.add_argument("--program", type=Path, required=True, help="a saved program (JSON)")
     p.add_argument("--to", required=True, help="the LiteLLM model to port to")
-    _add_task_options(p)
+    add_task_options(p)
     p.add_argument("--all-roles", action="store_true",
                    help="move roles with their own model too (default: they keep it)")
     p.add_argument("--recompile", action="store_true",
