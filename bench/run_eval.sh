@@ -7,6 +7,7 @@
 #   DATA_DIR=../shared/data (relative to the repo root)  OUT_ROOT=bench/runs  CONCURRENCY=1
 #   MAX_TOKENS= (empty: the programs' default)  MODEL= (empty: local/<fetched bench model>)
 #   MATCHED_K= (empty: K of sc-matched measured after the sc and debate rows; a number runs it alongside)
+#   RESULTS=bench/RESULTS.md (where tables are appended)  RECORD_ONLY=1: run nothing, record the rows so far (the questions every program finished)
 # Takes hours on 2 cores (about 15 tokens/s). Rerunning resumes: finished rows are skipped.
 # Quick check: N=2 PROGRAMS=cot TASKS=gsm8k bench/run_eval.sh
 set -euo pipefail
@@ -21,8 +22,9 @@ OUT_ROOT="${OUT_ROOT:-bench/runs}"
 CONCURRENCY="${CONCURRENCY:-1}"  # a local model serializes its calls: more only queues them
 MAX_TOKENS="${MAX_TOKENS:-}"
 MATCHED_K="${MATCHED_K:-}"
+RECORD_ONLY="${RECORD_ONLY:-}"
 MODEL="${MODEL:-local/$(../shared/tools/fetch-bench-model | tail -n 1)}"
-RESULTS=bench/RESULTS.md
+RESULTS="${RESULTS:-bench/RESULTS.md}"
 
 cpu="$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | sed 's/^ *//' || true)"
 machine="$(nproc) cores${cpu:+ ($cpu)}, $(uname -sm)"
@@ -33,12 +35,21 @@ for task in $TASKS; do
        --data-dir "$DATA_DIR" --concurrency "$CONCURRENCY" --out "$out")
   [ -n "$MAX_TOKENS" ] && cmd+=(--max-tokens "$MAX_TOKENS")
   [ -n "$MATCHED_K" ] && cmd+=(--sc-matched-k "$MATCHED_K")
-  echo "+ ${cmd[*]}" >&2
-  "${cmd[@]}"
+  if [ -z "$RECORD_ONLY" ]; then
+    echo "+ ${cmd[*]}" >&2
+    "${cmd[@]}"
+  fi
+  madspy summary "$out" --paired > /dev/null  # the summary and cost tables of the questions all programs finished
+  done_n="$(python3 -c 'import csv, sys; print(next(csv.DictReader(open(sys.argv[1])))["n"])' "$out/summary.csv")"
   {
     echo
-    echo "## madspy eval: $task, $N questions ($(date -u +%Y-%m-%d))"
+    echo "## madspy eval: $task, $done_n of $N questions ($(date -u +%Y-%m-%d))"
     echo
+    if [ "$done_n" -lt "$N" ]; then
+      echo "**Partial**: the run is not finished; every program below answered the same $done_n questions."
+      echo "Rerun the command to resume it."
+      echo
+    fi
     echo "- model: \`$MODEL\`"
     echo "- machine: $machine"
     echo "- command: \`${cmd[*]}\` (via bench/run_eval.sh)"

@@ -386,7 +386,8 @@ def cost_breakdown(rows: Sequence[Row], out: str | Path, order: Sequence[str] = 
     One line per (program, ``"role"`` or ``"round"``, role name or round index) with
     calls, cached calls (answered by the LM cache, e.g. a request another program made
     first: no model time, tokens estimated), prompt_tokens, completion_tokens and
-    latency_s (summed over calls, so concurrent calls add up) per question. Rows without a transcript (invalid input)
+    latency_s (summed over calls, so concurrent calls add up, and including the time a
+    call waited for its model: a local model runs one call at a time) per question. Rows without a transcript (invalid input)
     count as questions that cost nothing.
     """
     out = Path(out)
