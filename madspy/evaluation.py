@@ -12,9 +12,10 @@ round), critic (per critic call: was the judged proposal correct, was it flagged
 flips, and the path of its transcript under ``<out>/transcripts/``.
 
 A row is "correct" when its score is at least 0.5 (exact-match tasks score 0 or 1;
-chrF scores of translation tasks are thresholded). Difficulty strata come from the
-``cot`` program: with one run per question its "single-agent accuracy" is 1.0 or
-0.0, so questions are "easy" or "hard" and the "medium" stratum stays empty.
+chrF scores of translation tasks are thresholded). Difficulty strata (hard < 30% <=
+medium <= 70% < easy) come from each question's single-agent accuracy: the share of
+``sc``'s independent samples that are right, or ``cot``'s one answer without ``sc``
+rows (then every question is "easy" or "hard").
 
 Example:
     >>> from madspy.evaluation import evaluate, compare, load_rows
@@ -334,14 +335,26 @@ def _rate(value: float | None) -> float:
     return float("nan") if value is None else value
 
 
+def single_agent_accuracy(rows: Sequence[Row]) -> dict[str, float]:
+    """Per question, the share of right single-agent answers: ``sc``'s samples, else ``cot``'s answer.
+
+    >>> sc = {"program": "sc", "id": "q1", "proposals": [{"correct": c} for c in (True, False, False, True, True)]}
+    >>> single_agent_accuracy([sc, {"program": "cot", "id": "q1", "correct": False}])
+    {'q1': 0.6}
+    """
+    samples = {r["id"]: [p["correct"] for p in r.get("proposals", [])] for r in rows if r["program"] == "sc"}
+    if any(samples.values()):
+        return {question: sum(right) / len(right) for question, right in samples.items() if right}
+    return {r["id"]: float(r["correct"]) for r in rows if r["program"] == "cot"}
+
+
 def summarize(rows: Sequence[Row], order: Sequence[str] = ()) -> pd.DataFrame:
     """One line per program: accuracy (95% Wilson CI), calibration, critic rates, cost, flips, strata.
 
     ``order`` lists programs to put first; others follow alphabetically.
     """
     programs = list(dict.fromkeys([*order, *sorted({r["program"] for r in rows})]))
-    cot = {r["id"]: float(r["correct"]) for r in rows if r["program"] == "cot"}
-    strata = metrics.difficulty_strata(cot)
+    strata = metrics.difficulty_strata(single_agent_accuracy(rows))
     lines = []
     for name in programs:
         mine = [r for r in rows if r["program"] == name]
@@ -496,4 +509,5 @@ def compare(rows: Sequence[Row], a: str, b: str, *, n_resamples: int = 10000, se
 
 
 __all__ = ["Comparison", "EvalError", "Evaluation", "build_program", "compare", "debate_trace",
-           "cost_breakdown", "evaluate", "load_rows", "matched_k", "paired_rows", "summarize", "write_tables"]
+           "cost_breakdown", "evaluate", "load_rows", "matched_k", "paired_rows", "single_agent_accuracy",
+           "summarize", "write_tables"]

@@ -10,7 +10,7 @@ import pytest
 
 from madspy.cli import main
 from madspy.data import TaskError, get_task
-from madspy.evaluation import EvalError, compare, debate_trace, evaluate, load_rows, matched_k
+from madspy.evaluation import EvalError, compare, debate_trace, evaluate, load_rows, matched_k, summarize
 from madspy.optimizers import metrics
 from madspy.programs.flips import Flip
 from madspy.programs.transcript import Call, Round, Transcript
@@ -230,6 +230,20 @@ def test_cli_summary_of_a_stopped_run_can_keep_only_paired_questions(model, tmp_
     assert f"{2 * N - 2} of {2 * N - 1} rows" in capsys.readouterr().err
     assert main(["summary", str(tmp_path / "nothing")]) == 2
     assert "no eval rows at" in capsys.readouterr().err
+
+
+def test_strata_come_from_the_share_of_right_self_consistency_samples():
+    def row(program, id, correct, samples=()):
+        return {"program": program, "id": id, "score": float(correct), "correct": correct, "confidence": 0.5,
+                "status": "converged", "usage": {}, "wall_s": 1.0, "proposals": [{"correct": c} for c in samples]}
+
+    shares = {"q1": [True, False, False, False, False], "q2": [True, True, False, True, False], "q3": [True] * 5}
+    rows = [row("sc", q, sum(v) > 2, v) for q, v in shares.items()]
+    rows += [row("debate", "q1", True), row("debate", "q2", False), row("debate", "q3", True)]
+    rows += [row("cot", q, True) for q in shares]  # one cot answer would call every question easy
+    summary = summarize(rows)
+    assert summary.loc["debate", ["acc_hard", "acc_medium", "acc_easy"]].tolist() == [1.0, 0.0, 1.0]
+    assert summary.loc["sc", ["acc_hard", "acc_medium", "acc_easy"]].tolist() == [0.0, 1.0, 1.0]
 
 
 def test_debate_trace_pairs_critics_with_proposals_and_scores_flips():
