@@ -348,12 +348,17 @@ def single_agent_accuracy(rows: Sequence[Row]) -> dict[str, float]:
     return {r["id"]: float(r["correct"]) for r in rows if r["program"] == "cot"}
 
 
+def _programs(rows: Sequence[Row], order: Sequence[str]) -> list[str]:
+    """The programs of ``rows``: those in ``order`` first, the others alphabetically."""
+    return list(dict.fromkeys([*order, *sorted({r["program"] for r in rows})]))
+
+
 def summarize(rows: Sequence[Row], order: Sequence[str] = ()) -> pd.DataFrame:
     """One line per program: accuracy (95% Wilson CI), calibration, critic rates, cost, flips, strata.
 
     ``order`` lists programs to put first; others follow alphabetically.
     """
-    programs = list(dict.fromkeys([*order, *sorted({r["program"] for r in rows})]))
+    programs = _programs(rows, order)
     strata = metrics.difficulty_strata(single_agent_accuracy(rows))
     lines = []
     for name in programs:
@@ -400,22 +405,21 @@ def cost_breakdown(rows: Sequence[Row], out: str | Path, order: Sequence[str] = 
     calls, cached calls (answered by the LM cache, e.g. a request another program made
     first: no model time, tokens estimated), prompt_tokens, completion_tokens and
     latency_s (summed over calls, so concurrent calls add up, and including the time a
-    call waited for its model: a local model runs one call at a time) per question. Rows without a transcript (invalid input)
-    count as questions that cost nothing.
+    call waited for its model: a local model runs one call at a time) per question.
+    Rows without a transcript (invalid input) count as questions that cost nothing.
     """
     out = Path(out)
-    programs = list(dict.fromkeys([*order, *sorted({r["program"] for r in rows})]))
+    fields = ("calls", "cached", "prompt_tokens", "completion_tokens", "latency_s")
     lines = []
-    for name in programs:
+    for name in _programs(rows, order):
         mine = [r for r in rows if r["program"] == name]
         transcripts = [json.loads((out / r["transcript"]).read_text(encoding="utf-8"))
                        for r in mine if r.get("transcript") and (out / r["transcript"]).is_file()]
         cost = metrics.cost_summary(transcripts)
         for by, parts in (("role", cost.by_role), ("round", cost.by_round)):
-            lines += [{"program": name, "by": by, "part": str(part), "calls": u.calls / len(mine),
-                       "cached": u.cached / len(mine),
-                       "prompt_tokens": u.prompt_tokens / len(mine), "completion_tokens": u.completion_tokens / len(mine),
-                       "latency_s": u.latency_s / len(mine)} for part, u in parts.items()]
+            lines += [{"program": name, "by": by, "part": str(part)}
+                      | {field: getattr(usage, field) / len(mine) for field in fields}
+                      for part, usage in parts.items()]
     return pd.DataFrame(lines).set_index(["program", "by", "part"]) if lines else pd.DataFrame()
 
 
@@ -427,8 +431,10 @@ def paired_rows(rows: Sequence[Row]) -> list[Row]:
     [('a', 1), ('b', 1)]
     """
     programs = {r["program"] for r in rows}
-    done = Counter(r["id"] for r in rows)  # one row per (program, id)
-    return [r for r in rows if done[r["id"]] == len(programs)]
+    done: dict[Any, set[str]] = {}
+    for r in rows:
+        done.setdefault(r["id"], set()).add(r["program"])
+    return [r for r in rows if done[r["id"]] == programs]
 
 
 def write_tables(out: str | Path, **tables: pd.DataFrame) -> list[Path]:

@@ -170,9 +170,8 @@ def bounded(schema: Any, max_chars: int = MAX_STRING_CHARS) -> Any:
         return [bounded(s) for s in schema]
     if not isinstance(schema, dict):
         return schema
-    out = {k: bounded(v) for k, v in schema.items()}
-    if isinstance(schema.get("properties"), dict) and "answer" in schema["properties"]:
-        out["properties"]["answer"] = bounded(schema["properties"]["answer"], MAX_ANSWER_CHARS)
+    out = {k: _bounded_properties(v) if k == "properties" and isinstance(v, dict) else bounded(v)
+           for k, v in schema.items()}
     if out.get("type") == "array":
         items = out.get("items") or {}
         of_objects = isinstance(items, dict) and ("$ref" in items or items.get("type") == "object")
@@ -180,6 +179,12 @@ def bounded(schema: Any, max_chars: int = MAX_STRING_CHARS) -> Any:
     if out.get("type") == "string" and "enum" not in out:
         out.setdefault("maxLength", max_chars)
     return out
+
+
+def _bounded_properties(properties: dict[str, Any]) -> dict[str, Any]:
+    """``bounded`` for each property (keyed by name, not by schema keyword); ``answer`` gets the larger bound."""
+    return {name: bounded(sub, MAX_ANSWER_CHARS if name == "answer" else MAX_STRING_CHARS)
+            for name, sub in properties.items()}
 
 
 def llama_response_format(response_format: Any) -> dict | None:
