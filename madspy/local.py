@@ -41,6 +41,8 @@ from litellm import CustomLLM
 from litellm.types.utils import ModelResponse, Usage
 from llama_cpp.llama_grammar import json_schema_to_gbnf
 
+from madspy.errors import ModelError
+
 PROVIDER = "local"
 DEFAULT_MODEL = "local/smollm2-135m"
 DEFAULT_N_CTX = 4096
@@ -49,7 +51,7 @@ _SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _TOO_LONG = re.compile(r"Requested tokens \((\d+)\) exceed context window of (\d+)")
 
 
-class LocalModelError(ValueError):
+class LocalModelError(ModelError):
     """A ``local/...`` model string names no known alias and no existing GGUF file."""
 
 

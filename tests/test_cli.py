@@ -76,6 +76,8 @@ def test_program_file_is_loaded(capsys, model, tmp_path):
         (["   "], "the question is empty"),
         ([], "give a QUESTION or --file"),
         (["q", "--model", "nosuchprovider/x"], "unknown model 'nosuchprovider/x'"),
+        (["q", "--model", "local/nope"], "unknown local model 'nope'"),
+        (["q", "--model", "local//no/such/model.gguf"], "local model file not found"),
         (["q", "--program", "missing.json"], "program file not found"),
         (["q", "--agents", "0"], "--agents must be at least 1"),
         (["q", "--rounds", "0"], "rounds"),
