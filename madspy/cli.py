@@ -40,6 +40,7 @@ RUN_OPTIONS: dict[str, tuple[str, Any, str]] = {
     "--neighbors": ("neighbors", int, "ring: neighbours each agent sees"),
     "--group-size": ("group_size", int, "groups: agents per group"),
     "--budget": ("budget_tokens", int, "hard token budget per question"),
+    "--time-budget": ("budget_s", float, "seconds per question; no step starts after them (answers with the last votes)"),
     "--cascade": ("cascade_gate", float, "answer with one agent first; debate only below this confidence"),
     "--credit-ledger": ("credit_ledger", str, "JSON file of per-agent credit (credit protocol)"),
     "--echo-reaction": ("echo.reaction", "EchoReaction", "when most flips are conformity (default devils_advocate)"),

@@ -7,9 +7,11 @@ server-sent events, one per finished round), ``GET /v1/transcripts/{id}``,
 ``Authorization: Bearer <key>``; without it the server only binds to loopback.
 
 Limits: bodies over ``max_body`` bytes get 413; when ``max_concurrent`` debates
-run, a new one gets 429 at once; a debate slower than ``timeout_s`` gets 504 (it
-still finishes and is stored under the ``transcript_id`` the 504 names: a
-running debate cannot be cancelled, so its slot frees only when it ends).
+run, a new one gets 429 at once; a debate slower than ``timeout_s`` gets 504. Every
+debate runs with a time budget of at most ``timeout_s`` (a request may ask for
+less with ``budget_s`` and gets its answer with status ``time_exhausted``), so a
+timed-out debate starts no new step: the calls in flight finish, it is stored
+under the ``transcript_id`` the 504 names, and its slot frees.
 
 Example:
     >>> from fastapi.testclient import TestClient
@@ -93,6 +95,7 @@ class DebateRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     question: str
     budget_tokens: int | None = Field(None, ge=1, description="hard token budget for this debate")
+    budget_s: float | None = Field(None, gt=0, description="seconds for this debate; no step starts after them")
     rounds: int | None = Field(None, ge=1, le=20, description="rounds in all, round 0 included")
     protocol: Literal["majority", "judge"] | None = None
 
@@ -251,6 +254,7 @@ class _Service:
         budget = min(filter(None, (req.budget_tokens, ceiling)), default=None)
         if budget is not None:
             changes["budget_tokens"] = budget
+        changes["budget_s"] = min(filter(None, (req.budget_s, self.base.config.budget_s, self.settings.timeout_s)))
         try:
             debate = fork(self.base, **changes)
         except ValidationError as e:

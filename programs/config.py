@@ -140,6 +140,8 @@ class DebateConfig(_Strict):
     mask: RoleConfig = Field(default_factory=lambda: RoleConfig(temperature=0.0))
     echo: EchoConfig = Field(default_factory=EchoConfig)
     budget_tokens: int | None = Field(None, ge=1, description="hard token budget per question")
+    budget_s: float | None = Field(
+        None, gt=0, description="wall-clock budget per question: no step starts after it (the running one finishes)")
     topology: Topology = "all"
     neighbors: int = Field(2, ge=1, description="ring: how many neighbours each agent sees")
     group_size: int = Field(3, ge=1, description="groups: agents per group; the decision votes across groups")

@@ -289,10 +289,15 @@ class _Run:
     def _spent(self) -> int:
         return sum(c.prompt_tokens + c.completion_tokens for r in self.transcript.rounds for c in r.calls)
 
-    def _over_budget(self) -> bool:
+    def _budget_spent(self) -> str | None:
+        """``budget_exhausted`` (tokens, of the question or the run), ``time_exhausted`` or None."""
         spent = self._spent()
         question_over = self.cfg.budget_tokens is not None and spent >= self.cfg.budget_tokens
-        return question_over or (self.run_budget is not None and spent >= self.run_budget.remaining)
+        if question_over or (self.run_budget is not None and spent >= self.run_budget.remaining):
+            return "budget_exhausted"
+        if self.cfg.budget_s is not None and time.perf_counter() - self.t0 >= self.cfg.budget_s:
+            return "time_exhausted"
+        return None
 
     def _critique_step(self, rnd: Round) -> None:
         critic = self.cfg.critic
@@ -378,8 +383,8 @@ class _Run:
         cfg = self.cfg
         if rnd.index > 0 and cfg.memory in MASKED and cfg.mask.enabled:
             self._mask_step(rnd)
-        if self._over_budget():
-            return "budget_exhausted"
+        if spent := self._budget_spent():
+            return spent
         everyone = list(range(len(cfg.agents)))
         if rnd.index == 0 and cfg.cascade_gate is not None and len(everyone) > 1:
             if self._cascade(rnd):
@@ -394,7 +399,7 @@ class _Run:
         self.history.append(votes)
         if not votes:
             return "all_agents_failed"
-        reason = ("budget_exhausted" if self._over_budget() else None) or echo_stop or first_reason(rules, self.history)
+        reason = self._budget_spent() or echo_stop or first_reason(rules, self.history)
         if reason is None and self._referee_due(rnd):
             reason = self._referee_step(rnd)
         # The resolver judges the final proposals with their critiques; other stops need no last critique.
@@ -402,8 +407,7 @@ class _Run:
         needs_critique = cfg.critic.enabled and (reason is None or (resolver_next and reason in FINAL_CRITIQUE_REASONS))
         if needs_critique:
             self._critique_step(rnd)
-            if reason is None and self._over_budget():
-                reason = "budget_exhausted"
+            reason = reason or self._budget_spent()
         return reason
 
     def _decide(self, votes: list[Vote], stop_reason: str) -> Decision:
@@ -412,7 +416,8 @@ class _Run:
             votes = group_votes(votes, len(self.cfg.agents), self.cfg.group_size)
         skip_judge = {"confident_agreement": "unanimous and confident; resolver not needed",
                       "cascade_confident": "one confident agent; no debate needed",
-                      "budget_exhausted": "token budget spent; majority of the last answers"}
+                      "budget_exhausted": "token budget spent; majority of the last answers",
+                      "time_exhausted": "time budget spent; majority of the last answers"}
         if stop_reason in skip_judge and protocol == "judge":
             decision = get_protocol("majority").decide(votes)
             return decision.model_copy(update={"note": skip_judge[stop_reason]})
@@ -448,8 +453,8 @@ class _Run:
 
     @staticmethod
     def _status(stop_reason: str, votes: list[Vote], decision: Decision, calls: list[Call]) -> str:
-        if stop_reason == "budget_exhausted":
-            return "budget_exhausted"
+        if stop_reason in ("budget_exhausted", "time_exhausted"):
+            return stop_reason
         if decision.answer is None:
             return "failed"
         if any(not c.ok for c in calls):

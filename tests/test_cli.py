@@ -127,6 +127,7 @@ def test_presets_run_the_baselines(capsys, scripted):
         (["--topology", "ring", "--neighbors", "1"], "neighbors", 1),
         (["--topology", "groups", "--group-size", "2"], "group_size", 2),
         (["--budget", "5000"], "budget_tokens", 5000),
+        (["--time-budget", "2.5"], "budget_s", 2.5),
         (["--cascade", "0.9"], "cascade_gate", 0.9),
         (["--echo-reaction", "stop", "--echo-threshold", "0.3"], "echo", {"threshold": 0.3, "reaction": "stop"}),
         (["--agreement-gate", "0.7", "--stable-rounds", "2"], "stop", {"stable_rounds": 2, "agreement_gate": 0.7}),

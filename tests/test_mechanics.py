@@ -112,6 +112,15 @@ def test_budget_stops_mid_round_and_still_answers(scripted):
     assert [c.role for c in result.transcript.calls()] == ["proposer"] * 3  # the critic step never ran
 
 
+def test_time_budget_starts_no_step_after_it_and_still_answers(scripted):
+    model = scripted(by_agent(PERSONAS, [["1"], ["2"], ["2"]]), latency_s=0.05)
+    result = Debate(config(model, rounds=3, protocol="judge", resolver={"enabled": True}, budget_s=0.01))(
+        question=QUESTION)
+    assert result.status == "time_exhausted" and result.stop_reason == "time_exhausted"
+    assert result.answer == "2" and "time budget" in result.transcript.decision.note
+    assert [c.role for c in result.transcript.calls()] == ["proposer"] * 3  # no critic, no resolver
+
+
 def test_isolated_critic_never_sees_the_question(scripted):
     model = scripted(by_agent(PERSONAS, [["1"], ["2"], ["2"]]))
     Debate(config(model, rounds=2, critic={"isolated": True}))(question=QUESTION)

@@ -118,10 +118,10 @@ def test_auth_bad_input_and_body_limits(program, tmp_path):
 
 
 def test_overload_429_and_timeout_504_keep_the_transcript(program, tmp_path):
-    app = create_app(program(latency_s=0.3), settings(tmp_path, max_concurrent=1, timeout_s=0.6))
+    app = create_app(program(latency_s=0.4), settings(tmp_path, max_concurrent=1, timeout_s=0.6))
     with running(app) as url, httpx.Client(base_url=url, headers=AUTH, timeout=10) as c:
         codes: list[int] = []
-        quick = {"question": "2+2?", "rounds": 1, "protocol": "majority"}  # one step of 0.3 s calls
+        quick = {"question": "2+2?", "rounds": 1, "protocol": "majority"}  # one step of 0.4 s calls
 
         def ask() -> None:
             codes.append(c.post("/v1/debate", json=quick).status_code)
@@ -134,10 +134,24 @@ def test_overload_429_and_timeout_504_keep_the_transcript(program, tmp_path):
             t.join()
         assert sorted(codes) == [200, 429]
 
-        slow = c.post("/v1/debate", json={"question": "2+2?"})  # three steps of 0.3 s calls > 0.6 s
+        slow = c.post("/v1/debate", json={"question": "2+2?"})  # three steps of 0.4 s calls > 0.6 s
         assert slow.status_code == 504 and "longer than 0.6s" in slow.json()["error"]
         wait_idle(c)
-        assert c.get(f"/v1/transcripts/{slow.json()['transcript_id']}").json()["status"] == "converged"
+        stored = c.get(f"/v1/transcripts/{slow.json()['transcript_id']}").json()
+        # The timeout is the debate's time budget: it started no third step, so its slot freed early.
+        assert stored["status"] == "time_exhausted" and stored["decision"]["answer"] == "391"
+        assert [call["role"] for r in stored["rounds"] for call in r["calls"]] == ["proposer"] * 2 + ["critic"] * 2
+
+
+def test_request_time_budget_answers_with_a_status(program, tmp_path):
+    app = create_app(program(latency_s=0.2), settings(tmp_path, timeout_s=30))
+    with TestClient(app, headers=AUTH) as c:
+        r = c.post("/v1/debate", json={"question": "2+2?", "budget_s": 0.1}).json()
+        assert (r["answer"], r["status"], r["stop_reason"]) == ("391", "time_exhausted", "time_exhausted")
+        assert c.get(f"/v1/transcripts/{r['transcript_id']}").json()["config"]["budget_s"] == 0.1
+        unhurried = c.post("/v1/debate", json={"question": "2+2?"}).json()
+        assert unhurried["status"] == "converged"
+        assert c.get(f"/v1/transcripts/{unhurried['transcript_id']}").json()["config"]["budget_s"] == 30
 
 
 def test_stream_round_events_and_client_leaving_mid_stream(program, tmp_path):
