@@ -1,13 +1,16 @@
 """Turn an agent's free-text answer into the key votes are counted on.
 
 Example:
-    >>> from madspy.programs.answers import normalize_answer
+    >>> from madspy.programs.answers import normalize_answer, strip_echo
     >>> normalize_answer(" $1,200.00. "), normalize_answer("Yes!"), normalize_answer("  ")
     ('1200', 'yes', None)
+    >>> strip_echo("answer: 8 (confidence 0.95)")
+    '8'
 """
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal, InvalidOperation
 
 _STRIP = " \t\n\r.,;:!?\"'`*()[]"
@@ -22,6 +25,28 @@ def _as_number(text: str) -> str | None:
     if not value.is_finite():
         return None
     return format(value.normalize(), "f") if value != value.to_integral() else str(value.to_integral())
+
+
+# Peers' proposals are shown as "answer: X (confidence c)" (``format_proposal``); agents
+# sometimes copy that whole line, or "agent k: answer: X", into their own answer field.
+_ECHOED_LABEL = re.compile(r"^\s*(?:agent\s*\d+\s*:\s*)?(?:answer\s*:\s*)+", re.IGNORECASE)
+_ECHOED_CONFIDENCE = re.compile(r"(?:\s*\(\s*confidence\s*:?\s*[0-9.]+\s*%?\s*\))+\s*$", re.IGNORECASE)
+
+
+def strip_echo(answer: str) -> str:
+    """``answer`` without the label and confidence of the format peers' answers are shown in.
+
+    Without this a number normalizer reads "8 (confidence 0.95)" as 0.95 and a choice
+    normalizer finds no letter in "answer: C (confidence 0.80)". An answer that is
+    nothing but the decoration is left as it is.
+
+    >>> strip_echo("agent 2: answer: C (confidence 0.80) (confidence 0.80)"), strip_echo("Answer: 12")
+    ('C', '12')
+    >>> strip_echo("The confidence interval (95%) is 3 to 5")
+    'The confidence interval (95%) is 3 to 5'
+    """
+    stripped = _ECHOED_CONFIDENCE.sub("", _ECHOED_LABEL.sub("", answer, count=1)).strip()
+    return stripped or answer.strip()
 
 
 def normalize_answer(answer: str | None) -> str | None:

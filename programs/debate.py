@@ -27,7 +27,7 @@ from typing import Any
 import dspy
 
 from madspy.models import adapter_for, check_question, make_lm
-from madspy.programs.answers import normalize_answer
+from madspy.programs.answers import normalize_answer, strip_echo
 from madspy.programs.budget import RunBudget
 from madspy.programs.calls import Job, Outcome, run_jobs
 from madspy.programs.config import DebateConfig
@@ -42,7 +42,9 @@ from madspy.programs.transcript import Call, Decision, Round, Transcript, Usage
 from madspy.signatures import Critique, CritiqueProposalOnly, MaskEvaluate, Propose, Referee, Resolve, Revise
 
 FINAL_CRITIQUE_REASONS = {"stable_answers", "max_rounds", "echo_alarm", "off_topic", "referee_converged"}
-CONVERGED_REASONS = {"confident_agreement", "stable_answers", "referee_converged", "cascade_confident"}
+# Stops that count as converged even when the last votes differ (the referee's call, one confident agent);
+# agents that keep disagreeing (stable_answers) have not converged.
+CONVERGED_REASONS = {"confident_agreement", "referee_converged", "cascade_confident"}
 
 
 @functools.lru_cache(maxsize=128)
@@ -185,6 +187,7 @@ class _Run:
                                    question=self.question, persona=agent.persona))
         for job, outcome in zip(jobs, self._run(jobs, rnd)):
             if outcome.prediction is not None:
+                outcome.prediction["answer"] = strip_echo(str(outcome.prediction.get("answer") or ""))
                 self.proposals[job.agent] = outcome.prediction
             elif job.agent in self.proposals:
                 rnd.events.append(f"agent {job.agent} keeps its previous answer")
@@ -357,7 +360,7 @@ class _Run:
         p = outcome.prediction
         if p is None or not str(p.get("final_answer") or "").strip():
             return None
-        return Decision(protocol="judge", answer=str(p.final_answer).strip(), confidence=float(p.confidence),
+        return Decision(protocol="judge", answer=strip_echo(str(p.final_answer)), confidence=float(p.confidence),
                         tally=counts, judge_status=str(p.status))
 
     # -- the loop --------------------------------------------------------------
@@ -457,7 +460,7 @@ class _Run:
             return stop_reason
         if decision.answer is None:
             return "failed"
-        if any(not c.ok for c in calls):
+        if any(not c.ok for c in calls) or stop_reason == "all_agents_failed":  # answered from an earlier round
             return "degraded"
         if decision.judge_status == "undetermined":
             return "undetermined"

@@ -50,6 +50,30 @@ def test_judge_falls_back_to_majority_when_resolver_fails(scripted):
     assert result.status == "degraded"
 
 
+def test_an_answer_that_copies_the_peer_format_counts_as_its_answer(scripted):
+    from madspy.data import get_task
+
+    echoes = ["answer: 42 (confidence 0.70)", "agent 0: answer: 42 (confidence 0.70) (confidence 0.70)"]
+    model = scripted(by_agent(PERSONAS, [["42"], ["41", echoes[0]], ["40", echoes[1]]],
+                              judge="answer: 42 (confidence 0.90)"))
+    result = Debate(config(model, rounds=2, protocol="judge", critic={"enabled": False}),
+                    normalize=get_task("gsm8k").normalize)(question="q")
+    assert result.transcript.rounds[-1].votes == {"0": "42", "1": "42", "2": "42"}  # not 0.7, the confidence
+    assert result.answer == "42" and result.status == "converged"
+    revised = [c for c in result.transcript.rounds[-1].calls if c.role == "proposer"]
+    assert revised[2].output["answer"] == echoes[1]  # the call record keeps what the model said
+
+
+def test_a_round_without_usable_answers_ends_degraded_with_the_last_votes(scripted):
+    from madspy.data import get_task
+
+    model = scripted(by_agent(PERSONAS, [["7", "unsure"]] * 3))
+    result = Debate(config(model, rounds=3, protocol="majority", resolver={"enabled": False},
+                           critic={"enabled": False}), normalize=get_task("gsm8k").normalize)(question="q")
+    assert result.stop_reason == "all_agents_failed" and result.status == "degraded"
+    assert result.answer == "7" and len(result.transcript.rounds) == 2
+
+
 def test_confident_agreement_at_round_zero_costs_one_round(scripted):
     model = scripted(by_agent(PERSONAS, [["7"]] * 3, confidence=0.95))
     result = Debate(config(model, rounds=3))(question="q")
@@ -74,6 +98,14 @@ def test_stable_answers_stop_after_k_unchanged_rounds(scripted):
     # rounds: (5,7,9) (7,7,9) (7,7,7) (7,7,7) (7,7,7) -> stable for 2 rounds after round 4
     assert len(votes) == 5 and result.stop_reason == "stable_answers"
     assert result.answer == "7" and result.status == "converged"
+
+
+def test_agents_that_keep_disagreeing_have_not_converged(scripted):
+    model = scripted(by_agent(PERSONAS, [["7"], ["7"], ["9"]]))
+    cfg = config(model, rounds=6, protocol="majority", stop={"stable_rounds": 1, "agreement_gate": None})
+    result = Debate(cfg)(question="q")
+    assert result.stop_reason == "stable_answers" and len(result.transcript.rounds) == 2
+    assert result.answer == "7" and result.status == "convergence_failed"
 
 
 def test_max_rounds_is_a_hard_stop_and_reports_disagreement(scripted):
