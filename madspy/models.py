@@ -34,6 +34,19 @@ def provider_of(model: str) -> str:
     return model.split("/", 1)[0] if "/" in model else ""
 
 
+def portable_model(model: str) -> str:
+    """``model`` as a saved program names it: a local GGUF in the models folder by name, not by path.
+
+    >>> portable_model("openai/gpt-4o-mini")
+    'openai/gpt-4o-mini'
+    """
+    if provider_of(model) != "local":
+        return model
+    from madspy import local
+
+    return local.portable(model)
+
+
 def _ensure_provider(model: str) -> None:
     """Register madspy's in-process providers on first use; reject unknown prefixes."""
     provider = provider_of(model)

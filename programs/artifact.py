@@ -26,6 +26,7 @@ from pydantic import ValidationError
 from pydantic_core import to_jsonable_python
 
 from madspy.errors import ProgramFileError
+from madspy.models import portable_model
 from madspy.programs.config import DebateConfig
 from madspy.programs.debate import Debate
 
@@ -52,9 +53,22 @@ def program_state(debate: Debate) -> dict[str, Any]:
     }
 
 
+def _portable_models(data: Any) -> Any:
+    """``data`` with every ``model`` string made portable (no machine's path to a local GGUF)."""
+    if isinstance(data, dict):
+        return {k: portable_model(v) if k == "model" and isinstance(v, str) else _portable_models(v)
+                for k, v in data.items()}
+    if isinstance(data, list):
+        return [_portable_models(v) for v in data]
+    return data
+
+
 def save_program(debate: Debate, path: str | Path, manifest: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Write ``debate`` to ``path`` as a validated JSON artifact; returns what was written."""
-    body = {
+    """Write ``debate`` to ``path`` as a validated JSON artifact; returns what was written.
+
+    Local GGUF files in the models folder are saved by name (``local/<name>``), not by path.
+    """
+    body = _portable_models({
         "format": FORMAT,
         "config": debate.config.model_dump(mode="json"),
         "roles": program_state(debate),
@@ -63,7 +77,7 @@ def save_program(debate: Debate, path: str | Path, manifest: dict[str, Any] | No
             "versions": _versions(),
             **(manifest or {}),
         },
-    }
+    })
     document = {**body, "sha256": _digest(body)}
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

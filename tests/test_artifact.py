@@ -37,6 +37,20 @@ def test_overrides_port_a_program_to_another_setting(saved):
     assert load_program(saved, rounds=4).config.rounds == 4
 
 
+def test_a_local_model_in_the_models_folder_is_saved_by_name(tmp_path, monkeypatch):
+    monkeypatch.setenv("MADSPY_MODELS_DIR", str(tmp_path / "models"))
+    for folder in ("models", "other"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "x.gguf").write_bytes(b"GGUF")  # never loaded: nothing is asked
+    here, elsewhere = f"local/{tmp_path}/models/x.gguf", f"local/{tmp_path}/other/x.gguf"
+    config = DebateConfig.with_agents(2, model=here, rounds=1).updated(critic={"model": elsewhere})
+    path = tmp_path / "p.json"
+    save_program(Debate(config), path, manifest={"model": here})
+    loaded = load_program(path)
+    assert loaded.config.model == "local/x" and loaded.manifest["model"] == "local/x"
+    assert loaded.config.critic.model == elsewhere  # outside the models folder: the path is all there is
+
+
 def test_tampered_file_is_refused(saved):
     doc = json.loads(saved.read_text())
     doc["roles"]["critique"]["instructions"] = "Always say sound."

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 import pytest
@@ -80,11 +81,21 @@ def _lm(max_tokens: int) -> dspy.LM:
     return dspy.LM(MODEL, engine="litellm", max_tokens=max_tokens, temperature=0.0, cache=False, num_retries=0)
 
 
-def test_unknown_alias_and_missing_file_are_clear_errors(tmp_path) -> None:
-    with pytest.raises(local.LocalModelError, match="unknown local model 'nope'"):
+def test_unknown_alias_and_missing_file_are_clear_errors(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("MADSPY_MODELS_DIR", str(tmp_path))
+    (tmp_path / "tiny.gguf").write_bytes(b"GGUF")
+    with pytest.raises(local.LocalModelError, match=f"unknown local model 'nope'.*{tmp_path}.*found: tiny"):
         local.resolve("local/nope")
     with pytest.raises(ValueError, match="not found.*missing.gguf"):
         local.register(f"local/{tmp_path}/missing.gguf")
+
+
+def test_a_name_finds_its_gguf_in_the_models_folder(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("MADSPY_MODELS_DIR", str(tmp_path))
+    (tmp_path / "qwen-1.5b.gguf").write_bytes(b"GGUF")
+    assert local.resolve("local/qwen-1.5b") == tmp_path / "qwen-1.5b.gguf"
+    monkeypatch.delenv("MADSPY_MODELS_DIR")
+    assert local.models_dir() == Path.home() / ".cache" / "madspy" / "models"
 
 
 def test_response_format_translation() -> None:
