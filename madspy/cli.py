@@ -233,7 +233,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except ValidationError as e:
         err = e.errors()[0]
-        print(f"madspy: error: {'.'.join(map(str, err['loc'])) or 'config'}: {err['msg']}", file=sys.stderr)
+        path = ".".join(map(str, err["loc"]))
+        flag = next((f"{flag} ({path})" for flag, (field, _, _) in RUN_OPTIONS.items() if field == path), path)
+        print(f"madspy: error: {flag or 'config'}: {err['msg']}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("madspy: interrupted", file=sys.stderr)

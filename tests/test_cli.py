@@ -80,7 +80,9 @@ def test_program_file_is_loaded(capsys, model, tmp_path):
         (["q", "--model", "local//no/such/model.gguf"], "local model file not found"),
         (["q", "--program", "missing.json"], "program file not found"),
         (["q", "--agents", "0"], "--agents must be at least 1"),
-        (["q", "--rounds", "0"], "rounds"),
+        (["q", "--rounds", "0"], "--rounds (rounds): Input should be greater than or equal to 1"),
+        (["q", "--time-budget", "0"], "--time-budget (budget_s): Input should be greater than 0"),
+        (["q", "--set", "critic.deep_review_below=2"], "error: critic.deep_review_below: Input should be less than"),
         (["--file", "missing.jsonl"], "questions file not found"),
     ],
 )
