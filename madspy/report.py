@@ -150,7 +150,7 @@ def _link(row: Row) -> str:
     if not row.get("transcript"):
         return ""
     json_path = Path(row["transcript"])
-    return (f' <a href="{escape(json_path.with_suffix(".html").as_posix())}">debate</a>'
+    return (f' <a href="{escape(json_path.with_suffix(".html").as_posix())}">transcript</a>'
             f' <a href="{escape(json_path.as_posix())}">json</a>')
 
 
