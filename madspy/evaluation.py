@@ -7,8 +7,8 @@ same ``out`` skips the rows already there; an ``out`` made with other settings i
 refused. ``compare`` runs paired tests between two programs' rows.
 
 A row holds program, id, gold, answer, score, correct, confidence, status,
-stop_reason, usage, wall_s, proposals (each agent's answer and correctness per
-round), critic (per critic call: was the judged proposal correct, was it flagged),
+stop_reason, usage, wall_s, proposals (each agent's answer, vote key and correctness
+per round), critic (per critic call: was the judged proposal correct, was it flagged),
 flips, and the path of its transcript under ``<out>/transcripts/``.
 
 A row is "correct" when its score is at least 0.5 (exact-match tasks score 0 or 1;
@@ -43,6 +43,7 @@ import pandas as pd
 from madspy.data import Task, get_task
 from madspy.errors import InputError
 from madspy.optimizers import metrics
+from madspy.programs.answers import strip_echo
 from madspy.programs.artifact import load_program
 from madspy.programs.credit import CreditLedger
 from madspy.programs.debate import Debate
@@ -114,13 +115,15 @@ def _tokens(usage: dict[str, Any]) -> int:
 
 # -- rows ----------------------------------------------------------------------
 
-def debate_trace(transcript: Transcript, is_correct: Callable[[str], bool]) -> dict[str, list[Row]]:
+def debate_trace(transcript: Transcript, is_correct: Callable[[str], bool],
+                 normalize: Callable[[str], str | None] | None = None) -> dict[str, list[Row]]:
     """Per-round proposal correctness, critic verdicts and answer flips of one debate.
 
     A critic call in round r judges the same agent's latest proposal (its round-r
     one unless that call failed). Flips come from the debate's own flip ledger
     (evidence vs conformity, see ``madspy.programs.flips``), with the correctness
-    of the answer before and after.
+    of the answer before and after. With ``normalize`` (the key votes are counted
+    on) each proposal also has its ``key``, so votes can be recounted from rows.
     """
     latest: dict[int, Row] = {}
     proposals: list[Row] = []
@@ -130,9 +133,11 @@ def debate_trace(transcript: Transcript, is_correct: Callable[[str], bool]) -> d
             if not call.ok or call.output is None or call.agent is None:
                 continue
             if call.role == "proposer":
-                answer = str(call.output.get("answer") or "").strip()
+                answer = strip_echo(str(call.output.get("answer") or ""))  # as the debate counted it
                 latest[call.agent] = {"round": rnd.index, "agent": call.agent, "answer": answer,
                                       "correct": is_correct(answer)}
+                if normalize is not None:
+                    latest[call.agent]["key"] = normalize(answer)
                 proposals.append(latest[call.agent])
             elif call.role == "critic" and call.agent in latest:
                 critic.append({"round": rnd.index, "agent": call.agent,
@@ -176,7 +181,7 @@ def _run_one(name: str, debate: Debate, example: dspy.Example, task: Task, out: 
         "stop_reason": result.stop_reason,
         "usage": result.usage,
         "wall_s": wall_s,
-        **debate_trace(result.transcript, is_correct),
+        **debate_trace(result.transcript, is_correct, task.normalize),
         "transcript": str(transcript_path),
     }
 
@@ -348,6 +353,26 @@ def single_agent_accuracy(rows: Sequence[Row]) -> dict[str, float]:
     return {r["id"]: float(r["correct"]) for r in rows if r["program"] == "cot"}
 
 
+def first_vote_right(proposals: Sequence[Row]) -> float | None:
+    """Whether the plurality of the round-0 answers is right (ties split evenly); None below two answers.
+
+    The vote a debate would take without debating: compare it with the final accuracy
+    to see what the later rounds added. Needs the proposals' ``key`` (``debate_trace``).
+
+    >>> first_vote_right([{"round": 0, "key": k, "correct": k == "7"} for k in ("7", "7", "9")])
+    1.0
+    >>> first_vote_right([{"round": 0, "key": k, "correct": k == "7"} for k in ("7", "8", "9")])
+    0.3333333333333333
+    """
+    first = [p for p in proposals if p.get("key") is not None and p["round"] == 0]
+    if len(first) < 2:
+        return None
+    counts = Counter(p["key"] for p in first)
+    tied = [key for key, n in counts.items() if n == max(counts.values())]
+    right = {p["key"] for p in first if p["correct"]}
+    return sum(key in right for key in tied) / len(tied)
+
+
 def _programs(rows: Sequence[Row], order: Sequence[str]) -> list[str]:
     """The programs of ``rows``: those in ``order`` first, the others alphabetically."""
     return list(dict.fromkeys([*order, *sorted({r["program"] for r in rows})]))
@@ -372,12 +397,14 @@ def summarize(rows: Sequence[Row], order: Sequence[str] = ()) -> pd.DataFrame:
         flips = metrics.flip_stats(f for r in mine for f in r.get("flips", []))
         none = metrics.FlipCounts(0, 0, 0)
         stratum = metrics.by_stratum({r["id"]: r["score"] for r in mine if r["id"] in strata}, strata)
+        first_votes = [v for r in mine if (v := first_vote_right(r.get("proposals", []))) is not None]
         lines.append({
             "program": name,
             "n": len(mine),
             "accuracy": acc.mean,
             "ci_low": acc.low,
             "ci_high": acc.high,
+            "acc_first_vote": sum(first_votes) / len(first_votes) if first_votes else float("nan"),
             "confidence": sum(confidence) / len(mine),
             "brier": metrics.brier(confidence, correct),
             "ece": metrics.ece(confidence, correct),

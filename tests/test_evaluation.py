@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 
 import dspy
@@ -10,7 +11,8 @@ import pytest
 
 from madspy.cli import main
 from madspy.data import TaskError, get_task
-from madspy.evaluation import EvalError, compare, debate_trace, evaluate, load_rows, matched_k, summarize
+from madspy.evaluation import (EvalError, compare, debate_trace, evaluate, first_vote_right, load_rows, matched_k,
+                               summarize)
 from madspy.optimizers import metrics
 from madspy.programs.flips import Flip
 from madspy.programs.transcript import Call, Round, Transcript
@@ -267,6 +269,25 @@ def test_debate_trace_pairs_critics_with_proposals_and_scores_flips():
     assert [(f["round"], f["agent"], f["kind"], f["before_correct"], f["after_correct"]) for f in trace["flips"]] == [
         (1, 0, "evidence", False, True), (2, 1, "conformity", True, False)]
     assert [p["correct"] for p in trace["proposals"]] == [False, True, True, True, False]
+
+
+def test_trace_counts_an_echoed_answer_as_the_debate_did_and_recounts_the_first_vote():
+    rounds = [Round(index=0, calls=[_call("proposer", 0, 0, answer="answer: 7 (confidence 0.90)"),
+                                    _call("proposer", 1, 0, answer="7.0"), _call("proposer", 2, 0, answer="9")])]
+    trace = debate_trace(Transcript(question="q", rounds=rounds), lambda a: a.startswith("7"),
+                         normalize=lambda a: str(float(a)))
+    assert [(p["answer"], p["key"], p["correct"]) for p in trace["proposals"]] == [
+        ("7", "7.0", True), ("7.0", "7.0", True), ("9", "9.0", False)]
+    assert first_vote_right(trace["proposals"]) == 1.0  # 7 and 7.0 are one answer: two of three votes
+
+    def row(program, final, keys):
+        return {"program": program, "id": "q", "score": float(final), "correct": final, "confidence": 0.5,
+                "status": "converged", "usage": {}, "wall_s": 1.0,
+                "proposals": [{"round": 0, "key": k, "correct": k == "7"} for k in keys]}
+
+    summary = summarize([row("debate", False, ["7", "7", "9"]), row("cot", True, ["7"])])
+    assert summary.loc["debate", "acc_first_vote"] == 1.0 and summary.loc["debate", "accuracy"] == 0.0
+    assert math.isnan(summary.loc["cot", "acc_first_vote"])  # one answer is no vote
 
 
 def test_matched_k_is_clamped():
