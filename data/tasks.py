@@ -109,6 +109,12 @@ class Files:
             rows = datasets.load_dataset(builder, data_files=str(path), split="train", **field)
             return rows.to_list(), str(path)
         hub_split = (self.hub_splits or {}).get(split, split)
+        unreachable = hub_unreachable()
+        if unreachable:
+            raise TaskError(
+                f"{task}: the Hugging Face Hub is unreachable ({unreachable}), so {self.hub_id} cannot be "
+                f"downloaded. {_POINT_AT_DATA}, or set HF_HUB_OFFLINE=1 to use a copy in your Hugging Face cache."
+            )
         try:
             rows = datasets.load_dataset(self.hub_id, name=self.hub_config, split=hub_split)
         except Exception as error:  # network, auth, missing config: all reported the same way
@@ -119,6 +125,26 @@ class Files:
                 f"{type(error).__name__}: {reason}. {_POINT_AT_DATA}."
             ) from error
         return rows.to_list(), f"hub:{self.hub_id}"
+
+
+def hub_unreachable(timeout_s: float = 5.0) -> str | None:
+    """Why the Hub cannot be reached (one quick request), or None if it answers or we are offline by choice.
+
+    Without this check an offline machine waits ~30 s of ``huggingface_hub`` retries
+    before ``load_dataset`` fails. Any HTTP answer counts as reachable; the request goes
+    through ``huggingface_hub``'s own session, so proxies and ``HF_ENDPOINT`` apply.
+    With ``HF_HUB_OFFLINE=1`` nothing is sent and ``datasets`` reads its local cache.
+    """
+    from huggingface_hub import constants
+    from huggingface_hub.utils import get_session
+
+    if constants.HF_HUB_OFFLINE:
+        return None
+    try:
+        get_session().head(constants.ENDPOINT, timeout=timeout_s)
+    except Exception as error:  # DNS, refused, TLS, timeout: the transport's reason is the message
+        return f"{constants.ENDPOINT}: {type(error).__name__}: {error}"
+    return None
 
 
 @dataclass(frozen=True)

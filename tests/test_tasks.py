@@ -5,9 +5,12 @@ import os
 from pathlib import Path
 
 import datasets
+import huggingface_hub.constants
+import huggingface_hub.utils
 import pytest
 
 from madspy.data import DATA_DIR_ENV, TaskError, get_task, list_tasks
+from madspy.data import tasks
 from madspy.data.arithmetic import Expression, generate
 
 
@@ -179,6 +182,7 @@ def test_hub_is_tried_without_a_data_dir(monkeypatch, no_env_data_dir):
         raise ConnectionError("no route to huggingface.co\nsecond line")
 
     monkeypatch.setattr(datasets, "load_dataset", offline)
+    monkeypatch.setattr(tasks, "hub_unreachable", lambda: None)
     with pytest.raises(TaskError) as error:
         get_task("gsm8k").load()
     assert calls == [(("openai/gsm8k",), {"name": "main", "split": "test"})]
@@ -187,6 +191,31 @@ def test_hub_is_tried_without_a_data_dir(monkeypatch, no_env_data_dir):
     assert "ConnectionError: no route to huggingface.co" in message
     assert "second line" not in message
     assert "--data-dir" in message and DATA_DIR_ENV in message
+
+
+class _NoNetwork:
+    def head(self, url, timeout):
+        raise OSError("[Errno -2] Name or service not known")
+
+
+def test_unreachable_hub_fails_fast_without_downloading(monkeypatch, no_env_data_dir):
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(huggingface_hub.utils, "get_session", _NoNetwork)
+    monkeypatch.setattr(datasets, "load_dataset", lambda *a, **k: pytest.fail("load_dataset was called"))
+    with pytest.raises(TaskError) as error:
+        get_task("gsm8k").load()
+    message = str(error.value)
+    assert "Hub is unreachable" in message and "Name or service not known" in message
+    assert "--data-dir" in message and "HF_HUB_OFFLINE=1" in message
+
+
+def test_offline_mode_skips_the_probe_and_reads_the_cache(monkeypatch, no_env_data_dir):
+    rows = [{"question": "1+1?", "answer": "#### 2"}]
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(huggingface_hub.utils, "get_session", lambda: pytest.fail("the Hub was probed"))
+    monkeypatch.setattr(datasets, "load_dataset", lambda *a, **k: datasets.Dataset.from_list(rows))
+    (example,) = get_task("gsm8k").load()
+    assert example.answer == "2"
 
 
 def test_arithmetic_gold_from_generated_numbers():
