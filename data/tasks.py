@@ -38,6 +38,7 @@ from madspy.data.scoring import (
     normalize_yesno,
 )
 from madspy.errors import MadspyError
+from madspy.programs.config import TaskKind
 
 AnswerKind = Literal["number", "choice", "yesno", "text", "translation"]
 Row = dict[str, Any]
@@ -169,10 +170,11 @@ class Task:
     ``answer`` (None when missing), and optionally ``id`` and extras such as
     ``references``; returning None skips the row. `keep` selects rows of a
     shared file (one MMLU subject) without counting the others as skipped.
+    `task_kind` picks the decision protocol of a debate whose protocol is ``auto``.
 
     >>> task = get_task("gsm8k")
-    >>> task.answer_kind, task.default_split, task.normalize("She makes $1,234.")
-    ('number', 'test', '1234')
+    >>> task.answer_kind, task.task_kind, task.default_split, task.normalize("She makes $1,234.")
+    ('number', 'reasoning', 'test', '1234')
     """
 
     name: str
@@ -184,6 +186,7 @@ class Task:
     normalizer: Callable[[str | None], str | None]
     scorer: Callable[[str | None, str], float] = exact_score
     keep: Callable[[Row], bool] | None = None
+    task_kind: TaskKind = "reasoning"
 
     @property
     def splits(self) -> tuple[str, ...]:
@@ -403,6 +406,7 @@ def _task(
         "instructions": _INSTRUCTIONS.get(kind, ""),
         "normalizer": _NORMALIZERS[kind],
         "scorer": chrf_score if kind == "translation" else exact_score,
+        "task_kind": "open_ended" if kind == "translation" else "reasoning",
     }
     return Task(name, kind, source=source, default_split=default_split, to_fields=to_fields,
                 **(defaults | overrides))
@@ -416,12 +420,12 @@ def _gsm8k() -> Task:
 def _arc_challenge() -> Task:
     files = {"validation": "arc_challenge/validation.jsonl", "test": "arc_challenge/test.jsonl"}
     source = Files(files, "allenai/ai2_arc", "ARC-Challenge")
-    return _task("arc_challenge", "choice", source, "test", _lettered_fields)
+    return _task("arc_challenge", "choice", source, "test", _lettered_fields, task_kind="knowledge")
 
 
 def _commonsenseqa() -> Task:
     source = Files({"validation": "commonsenseqa/validation.jsonl"}, "tau/commonsense_qa")
-    return _task("commonsenseqa", "choice", source, "validation", _lettered_fields)
+    return _task("commonsenseqa", "choice", source, "validation", _lettered_fields, task_kind="knowledge")
 
 
 def _strategyqa() -> Task:
@@ -465,7 +469,7 @@ def _mmlu(subject: str | None = None) -> Task:
     source = Files(files, "cais/mmlu", subject or "all")
     keep = (lambda row: row["subject"] == subject) if subject else None
     name = f"mmlu:{subject}" if subject else "mmlu"
-    return _task(name, "choice", source, "test", _mmlu_fields, keep=keep)
+    return _task(name, "choice", source, "test", _mmlu_fields, keep=keep, task_kind="knowledge")
 
 
 _BBH_NUMBER = {"multistep_arithmetic_two", "object_counting"}
@@ -512,14 +516,14 @@ def _bbh(subtask: str | None = None) -> Task:
 
 def _truthfulqa() -> Task:
     source = Files({"validation": "truthfulqa/TruthfulQA.csv"}, "truthfulqa/truthful_qa", "generation")
-    return _task("truthfulqa", "choice", source, "validation", _truthfulqa_fields)
+    return _task("truthfulqa", "choice", source, "validation", _truthfulqa_fields, task_kind="knowledge")
 
 
 def _fever() -> Task:
     # Local: BIG-bench's fever task.json (true/false); Hub: FEVER v1.0 claims (SUPPORTS/REFUTES).
     source = Files({"validation": "fever/task.json"}, "pminervini/hl-fever", "v1.0",
                    hub_splits={"validation": "dev"}, json_field="examples")
-    return _task("fever", "choice", source, "validation", _fever_fields)
+    return _task("fever", "choice", source, "validation", _fever_fields, task_kind="knowledge")
 
 
 WMT22_PAIRS = ("de-en", "zh-en", "en-zh")

@@ -67,7 +67,8 @@ def build_program(spec: str, task: Task, model: str, *, max_tokens: int | None =
                   cache: bool = True) -> Debate:
     """A ``Debate`` for a preset name (cot, sc, sc:K, du-mad, debate) or a saved program path.
 
-    Votes are counted on ``task.normalize``d answers.
+    Votes are counted on ``task.normalize``d answers, and a program whose protocol is
+    ``auto`` decides by the task's kind (gsm8k: majority vote; arc_challenge: the judge).
 
     >>> len(build_program("sc:3", get_task("arithmetic"), "openai/gpt-4o-mini").config.agents)
     3
@@ -78,13 +79,14 @@ def build_program(spec: str, task: Task, model: str, *, max_tokens: int | None =
     if spec.endswith(".json") or "/" in spec or Path(spec).is_file():
         debate = load_program(spec, **changes)
         debate.normalize = task.normalize
+        debate.config = debate.config.for_task_kind(task.task_kind)
         return debate
     try:
         config = preset(spec, **changes)
     except ValueError:
         raise EvalError(f"unknown program {spec!r}: not a preset ({', '.join(PRESETS)}, sc:K) "
                         "and not a program file (*.json)") from None
-    return Debate(config, normalize=task.normalize)
+    return Debate(config.for_task_kind(task.task_kind), normalize=task.normalize)
 
 
 def matched_k(rows: Iterable[Row], sc: str = "sc", debate: str = "debate") -> int | None:

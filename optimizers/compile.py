@@ -236,6 +236,11 @@ def base_config(model: str, preset_name: str = "debate", **changes: Any) -> Deba
     return preset(preset_name, model=model, **changes)
 
 
+def _task_config(task: Task, model: str, config: DebateConfig | None) -> DebateConfig:
+    """``config`` (default: the ``debate`` preset on ``model``), deciding by the task's kind if ``auto``."""
+    return (config or base_config(model)).for_task_kind(task.task_kind)
+
+
 def compile_program(
     task: str | Task,
     model: str,
@@ -262,7 +267,7 @@ def compile_program(
     >>> # r = compile_program("arithmetic", "scripted/x", "bootstrap", train=4, dev=4, out="compiled/x.json")
     """
     task = get_task(task) if isinstance(task, str) else task
-    config = config or base_config(model)
+    config = _task_config(task, model, config)
     plan = plan_compile(optimizer, config, train, dev, settings)
     if plan.calls > max_calls:
         raise CompileError(f"{plan.describe()}; that exceeds --max-calls {max_calls}: raise --max-calls to at "
@@ -311,6 +316,6 @@ def save_handwritten(task: str | Task, model: str, out: str | Path,
     >>> # save_handwritten("gsm8k", "openai/gpt-4o-mini", "compiled/handwritten-gsm8k.json")
     """
     task = get_task(task) if isinstance(task, str) else task
-    debate = Debate(config or base_config(model), normalize=task.normalize)
+    debate = Debate(_task_config(task, model, config), normalize=task.normalize)
     return save_program(debate, out, manifest={"task": task.name, "model": model,
                                                 "optimizer": {"name": "handwritten"}})

@@ -169,6 +169,18 @@ class DebateConfig(_Strict):
         fallback = "judge" if self.resolver.enabled else "majority"
         return DEFAULT_FOR_TASK_KIND.get(self.task_kind or "", fallback)
 
+    def for_task_kind(self, kind: TaskKind) -> DebateConfig:
+        """This config, told the task's kind when its protocol is ``auto`` and it has no kind yet.
+
+        >>> DebateConfig().for_task_kind("reasoning").decision_protocol
+        'majority'
+        >>> DebateConfig(protocol="judge").for_task_kind("reasoning").task_kind is None
+        True
+        """
+        if self.protocol != "auto" or self.task_kind is not None:
+            return self
+        return self.updated(task_kind=kind)
+
     @staticmethod
     def default_agents(n: int) -> list[AgentConfig]:
         """``n`` debaters with distinct personas and temperatures 0.7-0.9."""

@@ -123,7 +123,7 @@ def test_port_keeps_role_models_unless_all_roles(scripted, tmp_path):
     strong = scripted(lambda turn: resolution(str(gold(turn.inputs["question"]))))
     # Agents disagree in confidence below the gate, so the judge (a strong model of its own) decides.
     program = compiled_program(tmp_path / "mixed.json", cheap, rounds=1, resolver={"model": strong},
-                               stop={"agreement_gate": None})
+                               protocol="judge", stop={"agreement_gate": None})
     r = port(program, other, "arithmetic", out=tmp_path / "port", n=3, concurrency=2)
     assert (r.source_model, r.target_model, r.gap) == (cheap, other, 0.0)
     assert load_program(r.program).config.resolver.model == strong

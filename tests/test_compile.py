@@ -51,7 +51,16 @@ def model(scripted):
 
 
 def small(model: str) -> DebateConfig:
-    return base_config(model, agents=TWO_AGENTS, rounds=2)
+    """Two agents, two rounds, and the judge deciding (so every role runs, whatever the task's kind)."""
+    return base_config(model, agents=TWO_AGENTS, rounds=2, protocol="judge")
+
+
+def test_an_auto_protocol_is_compiled_and_saved_with_the_task_kind(model, tmp_path):
+    result = compile_program("arithmetic", model, "bootstrap", train=2, dev=1, seed=0,
+                             config=base_config(model, agents=TWO_AGENTS, rounds=2), out=tmp_path / "a.json")
+    assert load_program(tmp_path / "a.json").config.task_kind == "reasoning"
+    assert result.debate.config.decision_protocol == "majority"
+    assert "resolve" not in {t.role for t in calls_of(model)}  # majority needs no judge
 
 
 def test_bootstrap_puts_demos_on_every_role_that_ran_and_the_artifact_round_trips(model, tmp_path):

@@ -11,9 +11,11 @@ import pytest
 
 from madspy.cli import main
 from madspy.data import TaskError, get_task
-from madspy.evaluation import (EvalError, compare, debate_trace, evaluate, first_vote_right, load_rows, matched_k,
-                               summarize)
+from madspy.evaluation import (EvalError, build_program, compare, debate_trace, evaluate, first_vote_right, load_rows,
+                               matched_k, summarize)
 from madspy.optimizers import metrics
+from madspy.programs import Debate, DebateConfig
+from madspy.programs.artifact import save_program
 from madspy.programs.flips import Flip
 from madspy.programs.transcript import Call, Round, Transcript
 from madspy.testing import Turn, calls_of
@@ -288,6 +290,19 @@ def test_trace_counts_an_echoed_answer_as_the_debate_did_and_recounts_the_first_
     summary = summarize([row("debate", False, ["7", "7", "9"]), row("cot", True, ["7"])])
     assert summary.loc["debate", "acc_first_vote"] == 1.0 and summary.loc["debate", "accuracy"] == 0.0
     assert math.isnan(summary.loc["cot", "acc_first_vote"])  # one answer is no vote
+
+
+def test_an_auto_protocol_decides_by_the_task_kind_and_an_explicit_one_is_kept(tmp_path):
+    gsm8k, arc = get_task("gsm8k"), get_task("arc_challenge")
+    assert build_program("debate", gsm8k, "openai/m").config.decision_protocol == "majority"
+    assert build_program("debate", arc, "openai/m").config.decision_protocol == "judge"
+    assert build_program("du-mad", arc, "openai/m").config.decision_protocol == "majority"
+    saved = tmp_path / "p.json"
+    save_program(Debate(DebateConfig(model="openai/m")), saved)
+    assert build_program(str(saved), arc, "openai/m").config.task_kind == "knowledge"
+    assert build_program(str(saved), gsm8k, "openai/m").config.decision_protocol == "majority"
+    save_program(Debate(DebateConfig(model="openai/m", protocol="judge")), saved)
+    assert build_program(str(saved), gsm8k, "openai/m").config.decision_protocol == "judge"
 
 
 def test_matched_k_is_clamped():

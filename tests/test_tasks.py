@@ -54,6 +54,14 @@ def test_every_task_is_covered():
     assert sorted({name for name, _ in TASKS}) == list_tasks()
 
 
+def test_task_kinds_follow_voting_or_consensus():
+    kinds = {name: get_task(name, **options).task_kind for name, options in TASKS}
+    assert {name for name, kind in kinds.items() if kind == "knowledge"} == {
+        "arc_challenge", "commonsenseqa", "mmlu", "truthfulqa", "fever"}
+    assert {name for name, kind in kinds.items() if kind == "open_ended"} == {"wmt22"}
+    assert kinds["gsm8k"] == kinds["arithmetic"] == kinds["strategyqa"] == "reasoning"
+
+
 @pytest.mark.parametrize(("name", "options"), TASKS)
 def test_task_loads_five_examples(data_dir, name, options):
     task = get_task(name, **options)
