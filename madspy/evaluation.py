@@ -31,7 +31,7 @@ import re
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,7 +44,7 @@ from madspy.data import Task, get_task
 from madspy.errors import InputError
 from madspy.optimizers import metrics
 from madspy.programs.answers import strip_echo
-from madspy.programs.artifact import load_program
+from madspy.programs.artifact import content_digest, load_program
 from madspy.programs.credit import CreditLedger
 from madspy.programs.debate import Debate
 from madspy.programs.presets import PRESETS, preset
@@ -203,16 +203,61 @@ def load_rows(path: str | Path) -> list[Row]:
     return rows
 
 
-def _check_settings(out: Path, settings: dict[str, Any]) -> None:
+# Config fields that change how a program is run, not what it answers: they may differ between resumes.
+_OPERATIONAL = {"cache", "concurrency", "timeout_s", "num_retries"}
+
+
+def program_fingerprint(debate: Debate) -> str:
+    """A short hash of what makes a program answer as it does: each role's signature
+    (instructions, field descriptions) and demos, and its config without operational fields.
+
+    >>> from madspy.programs import DebateConfig
+    >>> a, b = Debate(DebateConfig(model="openai/m")), Debate(DebateConfig(model="openai/m", cache=False))
+    >>> program_fingerprint(a) == program_fingerprint(b), program_fingerprint(a) == program_fingerprint(
+    ...     Debate(DebateConfig(model="openai/m", rounds=2)))
+    (True, False)
+    """
+    roles = {name: {"signature": p.dump_state()["signature"], "demos": p.dump_state()["demos"]}
+             for name, p in debate.named_predictors()}
+    config = debate.config.model_dump(mode="json", exclude=_OPERATIONAL)
+    return content_digest({"roles": roles, "config": config})[:16]
+
+
+def _read_settings(out: Path) -> dict[str, Any]:
     file = out / SETTINGS_FILE
-    if file.is_file():
-        saved = json.loads(file.read_text(encoding="utf-8"))
-        differing = sorted(k for k in settings.keys() | saved.keys() if settings.get(k) != saved.get(k))
+    return json.loads(file.read_text(encoding="utf-8")) if file.is_file() else {}
+
+
+def _write_settings(out: Path, settings: dict[str, Any]) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / SETTINGS_FILE).write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+
+
+def _check_settings(out: Path, settings: dict[str, Any]) -> None:
+    saved = _read_settings(out)
+    if saved:
+        differing = sorted(k for k in (settings.keys() | saved.keys()) - {"programs"} if settings.get(k) != saved.get(k))
         if differing:
             detail = ", ".join(f"{k}: {saved.get(k)!r} there vs {settings.get(k)!r} now" for k in differing)
             raise EvalError(f"{out} holds an eval with other settings ({detail}); use another --out folder")
-    out.mkdir(parents=True, exist_ok=True)
-    file.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+    _write_settings(out, saved | settings)
+
+
+def _check_programs(out: Path, debates: Mapping[str, Debate]) -> None:
+    """Refuse to add rows of a program that differs from the one whose rows ``out`` holds.
+
+    A changed prompt, demo or setting (a compiled file edited, a new madspy version)
+    would otherwise mix two programs in one table under one name.
+    """
+    settings = _read_settings(out)
+    known = settings.get("programs", {})
+    now = {name: program_fingerprint(debate) for name, debate in debates.items()}
+    changed = sorted(name for name in now.keys() & known.keys() if now[name] != known[name])
+    if changed:
+        raise EvalError(f"{out} holds rows of {', '.join(map(repr, changed))} made by a different program (its "
+                        "prompts, demos or settings have changed since); use another --out folder, or delete "
+                        f"those rows from {ROWS_FILE} to rerun them")
+    _write_settings(out, settings | {"programs": known | now})
 
 
 # -- running -------------------------------------------------------------------
@@ -301,9 +346,13 @@ def evaluate(task: str | Task, model: str, programs: Sequence[str], *, out: str 
     wants_matched = sc_matched_k is not None or {"sc", "debate"} <= set(names)
     k = _fixed_matched_k(out, sc_matched_k) if wants_matched else None
 
+    _check_programs(out, debates)
+
     def matched_program(k: int) -> dict[str, Debate]:
         names.append(f"sc-matched:{k}")
-        return {names[-1]: build_program(f"sc:{k}", task, model, max_tokens=max_tokens, cache=cache)}
+        program = {names[-1]: build_program(f"sc:{k}", task, model, max_tokens=max_tokens, cache=cache)}
+        _check_programs(out, program)
+        return program
 
     _run_all(debates | (matched_program(k) if k else {}), report.examples, task, out, concurrency, progress)
     if wants_matched and k is None:

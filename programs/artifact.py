@@ -33,7 +33,8 @@ from madspy.programs.debate import Debate
 FORMAT = "madspy.program/1"
 
 
-def _digest(body: dict[str, Any]) -> str:
+def content_digest(body: dict[str, Any]) -> str:
+    """SHA-256 of ``body`` as canonical JSON (sorted keys, no spaces): what a saved program's hash covers."""
     canonical = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -78,7 +79,7 @@ def save_program(debate: Debate, path: str | Path, manifest: dict[str, Any] | No
             **(manifest or {}),
         },
     })
-    document = {**body, "sha256": _digest(body)}
+    document = {**body, "sha256": content_digest(body)}
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -123,7 +124,7 @@ def load_program(path: str | Path, **config_overrides: Any) -> Debate:
         raise ProgramFileError(f"{path} lacks {', '.join(sorted(missing))}; not a madspy program")
     _check_compatible(path, document)
     body = {k: v for k, v in document.items() if k != "sha256"}
-    if _digest(body) != document["sha256"]:
+    if content_digest(body) != document["sha256"]:
         raise ProgramFileError(f"{path} does not match its sha256: it was edited or corrupted after saving")
     try:
         config = DebateConfig.model_validate(document["config"]).updated(**config_overrides)

@@ -69,9 +69,9 @@ def test_file_from_another_dspy_minor_is_refused(saved):
     doc = json.loads(saved.read_text())
     doc["manifest"]["versions"]["dspy"] = "2.6.27"
     body = {k: v for k, v in doc.items() if k != "sha256"}
-    from madspy.programs.artifact import _digest
+    from madspy.programs.artifact import content_digest
 
-    doc["sha256"] = _digest(body)
+    doc["sha256"] = content_digest(body)
     saved.write_text(json.dumps(doc))
     with pytest.raises(ProgramFileError, match="dspy 2.6.27"):
         load_program(saved)

@@ -173,6 +173,19 @@ def test_other_settings_in_the_same_folder_are_refused(model, tmp_path, capsys):
     assert code == 2 and "other settings (n: 6 there vs 5 now)" in capsys.readouterr().err
 
 
+def test_a_changed_program_is_refused_and_a_changed_cache_setting_is_not(model, tmp_path):
+    program = tmp_path / "p.json"
+    save_program(Debate(DebateConfig.with_agents(2, model=model, rounds=2)), program)
+    run_eval(model, tmp_path / "run", programs=["cot", str(program)], n=2)
+    run_eval(model, tmp_path / "run", programs=["cot", str(program)], n=2, cache=True)  # resumes
+    settings = json.loads((tmp_path / "run" / "settings.json").read_text())
+    assert set(settings["programs"]) == {"cot", str(program)}
+    save_program(Debate(DebateConfig.with_agents(2, model=model, rounds=3)), program)
+    with pytest.raises(EvalError, match=r"rows of '.*p\.json' made by a different program"):
+        run_eval(model, tmp_path / "run", programs=["cot", str(program)], n=2)
+    assert len(load_rows(tmp_path / "run")) == 4  # nothing was added
+
+
 def test_bad_programs_and_tasks_are_one_line_errors(model, tmp_path, capsys):
     with pytest.raises(EvalError, match="unknown program 'nope'"):
         run_eval(model, tmp_path, programs=["cot", "nope"])
