@@ -42,6 +42,7 @@ import pandas as pd
 
 from madspy.data import Task, get_task
 from madspy.errors import InputError
+from madspy.models import one_call_at_a_time
 from madspy.optimizers import metrics
 from madspy.programs.answers import strip_echo
 from madspy.programs.artifact import content_digest, load_program
@@ -372,7 +373,7 @@ def questions_in_flight(model: str, asked: int | None = None) -> int:
     """
     if asked is not None:
         return asked
-    return 1 if model.startswith("local/") else DEFAULT_CONCURRENCY
+    return 1 if one_call_at_a_time(model) else DEFAULT_CONCURRENCY
 
 
 def _fixed_matched_k(out: Path, asked: int | None) -> int | None:

@@ -34,6 +34,15 @@ def provider_of(model: str) -> str:
     return model.split("/", 1)[0] if "/" in model else ""
 
 
+def one_call_at_a_time(model: str) -> bool:
+    """Whether ``model`` serves one call at a time (an in-process llama.cpp model): more only queues.
+
+    >>> one_call_at_a_time("local/smollm2-135m"), one_call_at_a_time("openai/gpt-4o-mini")
+    (True, False)
+    """
+    return provider_of(model) == "local"
+
+
 def portable_model(model: str) -> str:
     """``model`` as a saved program names it: a local GGUF in the models folder by name, not by path.
 
@@ -102,7 +111,7 @@ def adapter_for(model: str) -> dspy.Adapter:
     ``ChatAdapter`` without the silent JSON fallback call; madspy retries a parse
     failure itself, showing the model its error.
     """
-    if provider_of(model) == "local":
+    if one_call_at_a_time(model):  # in-process llama.cpp
         return dspy.JSONAdapter()
     return dspy.ChatAdapter(use_json_adapter_fallback=False)
 

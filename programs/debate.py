@@ -26,7 +26,7 @@ from typing import Any
 
 import dspy
 
-from madspy.models import adapter_for, check_question, make_lm
+from madspy.models import adapter_for, check_question, make_lm, one_call_at_a_time
 from madspy.programs.answers import normalize_answer, strip_echo
 from madspy.programs.budget import RunBudget
 from madspy.programs.calls import Job, Outcome, run_jobs
@@ -157,7 +157,10 @@ class _Run:
 
     # -- steps ---------------------------------------------------------------
     def _run(self, jobs: list[Job], rnd: Round) -> list[Outcome]:
-        outcomes = run_jobs(jobs, self.cfg.concurrency, self.t0)
+        # Calls that would only queue for one in-process model run in turn, so each call's
+        # latency is its own service time, not time spent waiting for the model.
+        serial = all(one_call_at_a_time(job.lm.model) for job in jobs)
+        outcomes = run_jobs(jobs, 1 if serial else self.cfg.concurrency, self.t0)
         rnd.calls.extend(o.call for o in outcomes)
         for o in outcomes:
             if not o.call.ok:

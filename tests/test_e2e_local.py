@@ -21,3 +21,5 @@ def test_a_real_debate_on_the_embedded_model_has_the_full_structure():
     assert all(c.prompt_tokens > 0 and c.completion_tokens > 0 and c.latency_s > 0 for c in t.calls())
     assert result.usage["prompt_tokens"] == sum(c.prompt_tokens for c in t.calls()) > 0
     assert Transcript.from_json(t.to_json()) == t
+    calls = sorted(t.calls(), key=lambda c: c.started_s)  # one in-process model: calls run in turn, never queue
+    assert all(b.started_s >= a.started_s + a.latency_s - 1e-3 for a, b in zip(calls, calls[1:]))
