@@ -5,7 +5,7 @@
 # Usage (from anywhere):  bench/run_eval.sh
 # Overrides (environment): TASKS="gsm8k arc_challenge"  N=50  PROGRAMS=cot,sc,du-mad,debate  SEED=0
 #   DATA_DIR=../shared/data (relative to the repo root)  OUT_ROOT=bench/runs  CONCURRENCY=1
-#   MAX_TOKENS= (empty: the programs' default)  MODEL= (empty: local/<fetched bench model>)
+#   MAX_TOKENS= (empty: the programs' default)  MODEL= (empty: local/<name of the fetched bench GGUF>, found through MADSPY_MODELS_DIR)
 #   MATCHED_K= (empty: K of sc-matched measured after the sc and debate rows; a number runs it alongside)
 #   RESULTS=bench/RESULTS.md (where tables are appended)  RECORD_ONLY=1: run nothing, record the rows so far (the questions every program finished)
 # Takes hours on 2 cores (about 15 tokens/s). Rerunning resumes: finished rows are skipped.
@@ -23,7 +23,11 @@ CONCURRENCY="${CONCURRENCY:-1}"  # a local model serializes its calls: more only
 MAX_TOKENS="${MAX_TOKENS:-}"
 MATCHED_K="${MATCHED_K:-}"
 RECORD_ONLY="${RECORD_ONLY:-}"
-MODEL="${MODEL:-local/$(../shared/tools/fetch-bench-model | tail -n 1)}"
+if [ -z "${MODEL:-}" ]; then  # the fetched GGUF, by name (a machine's path would end up in the tables)
+  gguf="$(../shared/tools/fetch-bench-model | tail -n 1)"
+  export MADSPY_MODELS_DIR="$(dirname "$gguf")"
+  MODEL="local/$(basename "$gguf" .gguf)"
+fi
 RESULTS="${RESULTS:-bench/RESULTS.md}"
 
 cpu="$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | sed 's/^ *//' || true)"
@@ -51,6 +55,7 @@ for task in $TASKS; do
       echo
     fi
     echo "- model: \`$MODEL\`"
+    echo "- madspy: commit \`$(git rev-parse --short HEAD 2>/dev/null || echo unknown)\`"
     echo "- machine: $machine"
     echo "- command: \`${cmd[*]}\` (via bench/run_eval.sh)"
     echo "- rows: \`$out/rows.jsonl\`"
