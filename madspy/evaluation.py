@@ -68,8 +68,10 @@ def build_program(spec: str, task: Task, model: str, *, max_tokens: int | None =
                   cache: bool = True) -> Debate:
     """A ``Debate`` for a preset name (cot, sc, sc:K, du-mad, debate) or a saved program path.
 
-    Votes are counted on ``task.normalize``d answers, and a program whose protocol is
-    ``auto`` decides by the task's kind (gsm8k: majority vote; arc_challenge: the judge).
+    Votes are counted on ``task.normalize``d answers. A preset whose protocol is ``auto``
+    decides by the task's kind (gsm8k: majority vote; arc_challenge: the judge); a saved
+    program runs as saved, so eval measures what ``run`` and ``serve`` would answer
+    (``compile`` saves the task's kind with it).
 
     >>> len(build_program("sc:3", get_task("arithmetic"), "openai/gpt-4o-mini").config.agents)
     3
@@ -80,7 +82,6 @@ def build_program(spec: str, task: Task, model: str, *, max_tokens: int | None =
     if spec.endswith(".json") or "/" in spec or Path(spec).is_file():
         debate = load_program(spec, **changes)
         debate.normalize = task.normalize
-        debate.config = debate.config.for_task_kind(task.task_kind)
         return debate
     try:
         config = preset(spec, **changes)

@@ -305,17 +305,16 @@ def test_trace_counts_an_echoed_answer_as_the_debate_did_and_recounts_the_first_
     assert math.isnan(summary.loc["cot", "acc_first_vote"])  # one answer is no vote
 
 
-def test_an_auto_protocol_decides_by_the_task_kind_and_an_explicit_one_is_kept(tmp_path):
+def test_a_preset_decides_by_the_task_kind_and_a_saved_program_as_saved(tmp_path):
     gsm8k, arc = get_task("gsm8k"), get_task("arc_challenge")
     assert build_program("debate", gsm8k, "openai/m").config.decision_protocol == "majority"
     assert build_program("debate", arc, "openai/m").config.decision_protocol == "judge"
     assert build_program("du-mad", arc, "openai/m").config.decision_protocol == "majority"
-    saved = tmp_path / "p.json"
+    saved = tmp_path / "p.json"  # a saved program runs as saved: as `run` and `serve` would run it
     save_program(Debate(DebateConfig(model="openai/m")), saved)
-    assert build_program(str(saved), arc, "openai/m").config.task_kind == "knowledge"
-    assert build_program(str(saved), gsm8k, "openai/m").config.decision_protocol == "majority"
-    save_program(Debate(DebateConfig(model="openai/m", protocol="judge")), saved)
     assert build_program(str(saved), gsm8k, "openai/m").config.decision_protocol == "judge"
+    save_program(Debate(DebateConfig(model="openai/m", task_kind="reasoning")), saved)
+    assert build_program(str(saved), arc, "openai/m").config.decision_protocol == "majority"
 
 
 def test_matched_k_is_clamped():
