@@ -35,6 +35,7 @@ RUN_OPTIONS: dict[str, tuple[str, Any, str]] = {
     "--protocol": ("protocol", "ProtocolName", "how the final answer is chosen (auto: by --task-kind, else judge)"),
     "--task-kind": ("task_kind", "TaskKind", "reasoning -> majority, knowledge -> judge, open_ended -> free"),
     "--max-tokens": ("max_tokens", int, "completion tokens per call (default 512)"),
+    "--prompt-format": ("prompt_format", "PromptFormat", "lean: no format tutorial in local/ models' prompts (default full)"),
     "--memory": ("memory", "MemoryPolicy", "which earlier answers a reviser sees (default previous)"),
     "--topology": ("topology", "Topology", "who sees whom (default all)"),
     "--neighbors": ("neighbors", int, "ring: neighbours each agent sees"),
