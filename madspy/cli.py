@@ -107,6 +107,18 @@ def _set_value(text: str) -> tuple[str, Any]:
         return path, raw
 
 
+def set_changes(items: list[str], changes: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``changes`` (default none) with ``--set KEY=VALUE`` items put in: dotted paths, values as JSON, else text.
+
+    >>> set_changes(["stop.agreement_gate=0.9", "prompt_format=lean"])
+    {'stop': {'agreement_gate': 0.9}, 'prompt_format': 'lean'}
+    """
+    changes = {} if changes is None else changes
+    for item in items:
+        _put(changes, *_set_value(item))
+    return changes
+
+
 def _debate(args: argparse.Namespace):
     from madspy.programs import Debate, DebateConfig
     from madspy.programs.artifact import load_program
@@ -120,8 +132,7 @@ def _debate(args: argparse.Namespace):
         if getattr(args, flag[2:].replace("-", "_")):
             for path, value in settings.items():
                 _put(changes, path, value)
-    for item in args.set:
-        _put(changes, *_set_value(item))
+    set_changes(args.set, changes)
     if args.agents is not None:
         if args.agents < 1:
             raise InputError("--agents must be at least 1")
@@ -235,7 +246,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValidationError as e:
         err = e.errors()[0]
         path = ".".join(map(str, err["loc"]))
-        flag = next((f"{flag} ({path})" for flag, (field, _, _) in RUN_OPTIONS.items() if field == path), path)
+        flags = RUN_OPTIONS if args.command == "run" else {}  # other commands reach fields by --set
+        flag = next((f"{flag} ({path})" for flag, (field, _, _) in flags.items() if field == path), path)
         print(f"madspy: error: {flag or 'config'}: {err['msg']}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

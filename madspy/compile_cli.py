@@ -21,6 +21,8 @@ COMPILE_EXAMPLES = """examples:
   madspy compile --task gsm8k --data-dir ../shared/data --model openai/gpt-4o-mini --optimizer gepa \\
       --reflection-model openai/gpt-4o --train 20 --dev 20 --out compiled/gsm8k-gepa.json
   madspy compile --handwritten --task gsm8k --model openai/gpt-4o-mini --out compiled/handwritten-gsm8k.json
+  madspy compile --handwritten --preset cot --set prompt_format=lean --task gsm8k --model local/my-model \
+      --out cot-lean.json      (then: madspy eval --programs cot,cot-lean.json ...)
 LM replies are cached: rerun the same command to resume a stopped compile cheaply.
 """
 
@@ -31,6 +33,8 @@ def _add_debate_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the train/dev draw and the optimizer (default 0)")
     p.add_argument("--data-dir", type=Path, help="folder laid out as <data_dir>/<task>/<file>")
     p.add_argument("--max-tokens", type=int, help="completion tokens per call (default: the preset's)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="any config field by dotted path, value as JSON (e.g. --set prompt_format=lean)")
 
 
 def add_compile(sub: argparse._SubParsersAction) -> None:
@@ -71,6 +75,7 @@ def add_search(sub: argparse._SubParsersAction) -> None:
 
 
 def _config_changes(args: argparse.Namespace) -> dict[str, Any]:
+    from madspy.cli import set_changes
     from madspy.programs.config import DebateConfig
 
     changes: dict[str, Any] = {k: getattr(args, k) for k in ("rounds", "protocol", "max_tokens")
@@ -79,7 +84,7 @@ def _config_changes(args: argparse.Namespace) -> dict[str, Any]:
         changes["agents"] = [a.model_dump() for a in DebateConfig.default_agents(args.agents)]
     if args.protocol == "majority":
         changes["resolver"] = {"enabled": False}
-    return changes
+    return set_changes(args.set, changes)
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
@@ -112,7 +117,9 @@ def cmd_search(args: argparse.Namespace) -> int:
 
     from madspy.optimizers.search import search
 
-    fixed = {"max_tokens": args.max_tokens} if args.max_tokens is not None else {}
+    from madspy.cli import set_changes
+
+    fixed = set_changes(args.set, {"max_tokens": args.max_tokens} if args.max_tokens is not None else {})
     result = search(args.task, args.model, trials=args.trials, storage=args.storage, study=args.study,
                     train=args.train, dev=args.dev, seed=args.seed, data_dir=args.data_dir, out=args.out, **fixed)
     table = Table(title=f"Pareto front of {args.study} ({len(result.study.trials)} trials)")

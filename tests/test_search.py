@@ -22,7 +22,8 @@ def test_a_search_resumes_from_its_storage_and_saves_the_chosen_setting(model, t
     assert len(first.study.trials) == 2
     out = tmp_path / "chosen.json"
     argv = ["search", "--task", "arithmetic", "--model", model, "--trials", "2", "--storage", storage,
-            "--study", "s", "--train", "2", "--dev", "1", "--max-tokens", "64", "--out", str(out)]
+            "--study", "s", "--train", "2", "--dev", "1", "--max-tokens", "64", "--set", "echo.threshold=0.7",
+            "--out", str(out)]
     assert main(argv) == 0
     assert "Pareto front of s (4 trials)" in capsys.readouterr().out
     study = optuna.load_study(study_name="s", storage=storage)
@@ -31,6 +32,7 @@ def test_a_search_resumes_from_its_storage_and_saves_the_chosen_setting(model, t
     best = chosen(study.best_trials)
     assert program.manifest["optimizer"]["trial"] == best.number
     assert len(program.config.agents) == best.params["agents"] and program.config.max_tokens == 64
+    assert program.config.echo.threshold == 0.7 and program.config.echo.reaction == best.params["echo_reaction"]
     assert program.manifest["dev"]["chosen"]["n"] == 1
 
 
