@@ -254,7 +254,9 @@ def _check_programs(out: Path, debates: Mapping[str, Debate]) -> None:
     settings = _read_settings(out)
     known = settings.get("programs", {})
     now = {name: program_fingerprint(debate) for name, debate in debates.items()}
-    changed = sorted(name for name in now.keys() & known.keys() if now[name] != known[name])
+    rows = out / ROWS_FILE
+    held = {r["program"] for r in load_rows(rows)} if rows.is_file() else set()
+    changed = sorted(name for name in now.keys() & known.keys() & held if now[name] != known[name])
     if changed:
         raise EvalError(f"{out} holds rows of {', '.join(map(repr, changed))} made by a different program (its "
                         "prompts, demos or settings have changed since); use another --out folder, or delete "

@@ -184,6 +184,10 @@ def test_a_changed_program_is_refused_and_a_changed_cache_setting_is_not(model, 
     with pytest.raises(EvalError, match=r"rows of '.*p\.json' made by a different program"):
         run_eval(model, tmp_path / "run", programs=["cot", str(program)], n=2)
     assert len(load_rows(tmp_path / "run")) == 4  # nothing was added
+    rows = tmp_path / "run" / "rows.jsonl"  # as the error says: without that program's rows, it runs again
+    rows.write_text("".join(line for line in rows.read_text().splitlines(keepends=True) if '"cot"' in line))
+    run_eval(model, tmp_path / "run", programs=["cot", str(program)], n=2)
+    assert len(load_rows(tmp_path / "run")) == 4
 
 
 def test_bad_programs_and_tasks_are_one_line_errors(model, tmp_path, capsys):
