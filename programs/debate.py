@@ -5,7 +5,8 @@ After each round: votes and flips are recorded, stop rules and the echo alarm ar
 checked, the referee may intervene, and critics attack each proposal. Each later
 round: the memory policy picks (and the mask evaluator may prune) the peer answers
 each agent sees, then every agent revises. At the end the decision protocol (or the
-resolver, for ``judge``) picks the answer. All calls of one step run concurrently.
+resolver, for ``judge``) picks the answer. All calls of one step run concurrently (in
+turn when they all go to in-process local models, which serve one call at a time).
 The replaceable parts live in their own modules: config, protocols, stopping,
 memory, flips, critique, topology, credit, budget, transcript.
 
