@@ -190,6 +190,32 @@ def test_a_changed_program_is_refused_and_a_changed_cache_setting_is_not(model, 
     assert len(load_rows(tmp_path / "run")) == 4
 
 
+def test_redecide_replays_vote_protocols_on_recorded_debates(scripted, tmp_path):
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("redecide", Path(__file__).parents[1] / "bench" / "redecide.py")
+    redecide = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(redecide)
+
+    def judge_knows(turn: Turn):  # agents answer by `policy`; the judge always finds the gold answer
+        if turn.role == "resolve":
+            return resolution(gold_of(turn.inputs["question"]))
+        return script(turn)
+
+    model = scripted(judge_knows)
+    program = tmp_path / "judge.json"
+    save_program(Debate(DebateConfig.with_agents(3, model=model, rounds=2, protocol="judge",
+                                                 stop={"agreement_gate": None})), program)
+    run_eval(model, tmp_path / "run", programs=[str(program)])
+    lines = {line["decision"]: line for line in redecide.redecide(tmp_path / "run", str(program))}
+    examples = get_task("arithmetic").load(n=N, seed=0)
+    voted = sum(policy(e.question) == e.answer for e in examples) / N
+    assert lines["as recorded"]["accuracy"] == 1.0 and lines["as recorded"]["n"] == N
+    assert lines["majority"]["accuracy"] == lines["confidence"]["accuracy"] == voted < 1.0
+    assert lines["majority"]["tokens"] < lines["as recorded"]["tokens"]  # no last critique, no resolver
+
+
 def test_bad_programs_and_tasks_are_one_line_errors(model, tmp_path, capsys):
     with pytest.raises(EvalError, match="unknown program 'nope'"):
         run_eval(model, tmp_path, programs=["cot", "nope"])
