@@ -219,8 +219,8 @@ def program_fingerprint(debate: Debate) -> str:
     ...     Debate(DebateConfig(model="openai/m", rounds=2)))
     (True, False)
     """
-    roles = {name: {"signature": p.dump_state()["signature"], "demos": p.dump_state()["demos"]}
-             for name, p in debate.named_predictors()}
+    states = {name: p.dump_state() for name, p in debate.named_predictors()}
+    roles = {name: {"signature": state["signature"], "demos": state["demos"]} for name, state in states.items()}
     config = debate.config.model_dump(mode="json", exclude=_OPERATIONAL)
     return content_digest({"roles": roles, "config": config})[:16]
 
