@@ -49,6 +49,31 @@ def strip_echo(answer: str) -> str:
     return stripped or answer.strip()
 
 
+def format_tally(counts: dict[str, int]) -> str:
+    """The vote count as the resolver reads it.
+
+    >>> format_tally({"391": 2, "401": 1})
+    '391: 2 votes; 401: 1 vote'
+    """
+    return "; ".join(f"{k}: {n} vote{'s' * (n != 1)}" for k, n in counts.items())
+
+
+_TALLY_ENTRY = r"[^;]+?:\s*\d+\s+votes?"
+_ECHOED_TALLY = re.compile(rf"^\s*{_TALLY_ENTRY}(?:\s*;\s*{_TALLY_ENTRY})*\s*;?\s*$", re.IGNORECASE)
+
+
+def echoes_tally(answer: str) -> bool:
+    """Whether ``answer`` is a copy of (part of) the tally rather than an answer.
+
+    A small judge model sometimes returns the tally it was shown; a number normalizer
+    would read "391: 2 votes" as 2.
+
+    >>> echoes_tally("391: 2 votes; 401: 1 vote"), echoes_tally("C: 3 votes"), echoes_tally("391")
+    (True, True, False)
+    """
+    return bool(_ECHOED_TALLY.match(answer))
+
+
 def normalize_answer(answer: str | None) -> str | None:
     """Case- and punctuation-insensitive key; numbers in canonical form; None if empty."""
     if answer is None:

@@ -28,7 +28,7 @@ from typing import Any
 import dspy
 
 from madspy.models import adapter_for, check_question, make_lm, one_call_at_a_time
-from madspy.programs.answers import normalize_answer, strip_echo
+from madspy.programs.answers import echoes_tally, format_tally, normalize_answer, strip_echo
 from madspy.programs.budget import RunBudget
 from madspy.programs.calls import Job, Outcome, run_jobs
 from madspy.programs.config import DebateConfig
@@ -359,11 +359,14 @@ class _Run:
             proposals=[f"agent {v.agent}: {format_proposal(self.proposals[v.agent])}" for v in votes],
             critiques=[f"on agent {i}: {CONFIDENT_FLAGGED + ' ' if i in self.flagged_confident else ''}{line}"
                        for i, lines in sorted(self.critiques.items()) for line in lines],
-            tally="; ".join(f"{k}: {n} vote{'s' * (n != 1)}" for k, n in counts.items()),
+            tally=format_tally(counts),
         )
         (outcome,) = self._run([job], rnd)
         p = outcome.prediction
         if p is None or not str(p.get("final_answer") or "").strip():
+            return None
+        if echoes_tally(str(p.final_answer)):
+            rnd.events.append("the resolver returned the tally, not an answer")
             return None
         return Decision(protocol="judge", answer=strip_echo(str(p.final_answer)), confidence=float(p.confidence),
                         tally=counts, judge_status=str(p.status))

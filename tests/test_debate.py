@@ -50,6 +50,17 @@ def test_judge_falls_back_to_majority_when_resolver_fails(scripted):
     assert result.status == "degraded"
 
 
+def test_a_judge_that_returns_the_tally_is_not_an_answer(scripted):
+    from madspy.data import get_task
+
+    model = scripted(by_agent(PERSONAS, [["7"], ["7"], ["9"]], judge="7: 2 votes; 9: 1 vote"))
+    result = Debate(config(model, rounds=1, protocol="judge", critic={"enabled": False}),
+                    normalize=get_task("gsm8k").normalize)(question="q")
+    assert result.answer == "7"  # not "2", the number a normalizer reads in "7: 2 votes"
+    assert "majority fallback" in result.transcript.decision.note
+    assert "the resolver returned the tally, not an answer" in result.transcript.rounds[-1].events
+
+
 def test_an_answer_that_copies_the_peer_format_counts_as_its_answer(scripted):
     from madspy.data import get_task
 
