@@ -2,7 +2,7 @@
 
 Re-applies madspy's vote protocols (majority, plurality, confidence, free) to the votes
 recorded in every debate transcript of an eval folder, and prints each one's accuracy
-next to what the debate itself decided (e.g. the judge). An agent's confidence in a
+and calibration next to what the debate itself decided (e.g. the judge). An agent's confidence in a
 round is that of its latest proposer call up to that round. The judge needs an LM call,
 so it is not replayed; a protocol that votes skips the judge's calls (the critique of
 the last round and the resolver), whose tokens are shown as saved.
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from madspy.data import get_task
 from madspy.evaluation import load_rows
-from madspy.optimizers.metrics import accuracy
+from madspy.optimizers.metrics import accuracy, brier
 from madspy.programs.protocols import DecisionContext, Vote, get_protocol
 from madspy.programs.transcript import Transcript
 
@@ -48,7 +48,7 @@ def judge_tokens(transcript: Transcript) -> int:
 
 
 def redecide(folder: Path, program: str) -> list[dict]:
-    """One line per protocol: accuracy (95% interval) and mean tokens per question on ``folder``'s debates."""
+    """One line per protocol on ``folder``'s debates: accuracy (95% interval), confidence, Brier, tokens."""
     settings = json.loads((folder / "settings.json").read_text())
     task = get_task(settings["task"])
     rows = [r for r in load_rows(folder) if r["program"] == program]
@@ -56,24 +56,29 @@ def redecide(folder: Path, program: str) -> list[dict]:
         raise SystemExit(f"no rows of {program!r} in {folder}")
     scores: dict[str, list[float]] = {name: [] for name in ("as recorded", *VOTING)}
     tokens: dict[str, list[int]] = {name: [] for name in scores}
+    confidences: dict[str, list[float]] = {name: [] for name in scores}
     for row in rows:
         transcript = Transcript.load(folder / row["transcript"])
         recorded = row["usage"]["prompt_tokens"] + row["usage"]["completion_tokens"]
         judged = transcript.decision is not None and transcript.decision.protocol == "judge"
         scores["as recorded"].append(row["score"])
         tokens["as recorded"].append(recorded)
+        confidences["as recorded"].append(float(row.get("confidence") or 0.0))
         history = vote_history(transcript, task.normalize)
         ctx = DecisionContext(history=history, conformity={(f.agent, r.index) for r in transcript.rounds
                                                            for f in r.flips if f.kind == "conformity"})
         final = history[-1] if history else []
         for name in VOTING:
-            answer = get_protocol(name).decide(final, ctx).answer if final else None
-            scores[name].append(task.score(answer, row["gold"]))
+            decision = get_protocol(name).decide(final, ctx) if final else None
+            scores[name].append(task.score(decision.answer if decision else None, row["gold"]))
+            confidences[name].append(decision.confidence if decision else 0.0)
             tokens[name].append(recorded - (judge_tokens(transcript) if judged else 0))
     lines = []
     for name, values in scores.items():
         acc = accuracy(values)
         lines.append({"decision": name, "n": acc.n, "accuracy": acc.mean, "ci_low": acc.low, "ci_high": acc.high,
+                      "confidence": sum(confidences[name]) / len(values),
+                      "brier": brier(confidences[name], [v == 1.0 for v in values]),
                       "tokens": sum(tokens[name]) / len(values)})
     return lines
 
@@ -84,10 +89,10 @@ def main() -> None:
     p.add_argument("--program", default="debate", help="the program whose debates are re-decided (default debate)")
     args = p.parse_args()
     lines = redecide(args.folder, args.program)
-    print("| decision | n | accuracy | 95% CI | tokens/question |\n|:--|--:|--:|:--|--:|")
+    print("| decision | n | accuracy | 95% CI | confidence | Brier | tokens/question |\n|:--|--:|--:|:--|--:|--:|--:|")
     for line in lines:
         print(f"| {line['decision']} | {line['n']} | {line['accuracy']:.3f} | {line['ci_low']:.3f}-{line['ci_high']:.3f}"
-              f" | {line['tokens']:.0f} |")
+              f" | {line['confidence']:.3f} | {line['brier']:.3f} | {line['tokens']:.0f} |")
 
 
 if __name__ == "__main__":
