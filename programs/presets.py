@@ -53,7 +53,7 @@ def du_mad() -> dict[str, Any]:
 
 
 def debate() -> dict[str, Any]:
-    """madspy's default: personas, critic, resolver as judge, early stops."""
+    """madspy's default: personas, critic, early stops; the protocol follows the task's kind (judge if none)."""
     return {}
 
 
