@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from madspy.compile_cli import add_compile, add_search
 from madspy.errors import InputError, MadspyError
-from madspy.eval_cli import add_bench, add_compare, add_eval, add_summary
+from madspy.eval_cli import add_bench, add_compare, add_eval, add_redecide, add_summary
 from madspy.serve_cli import add_ab, add_export_pairs, add_port, add_report, add_serve, add_show
 
 RUN_EXAMPLES = """examples:
@@ -231,7 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
-    _add_run, add_eval, add_summary, add_compare, add_bench, add_serve, add_compile, add_search, add_ab, add_port,
+    _add_run, add_eval, add_summary, add_compare, add_redecide, add_bench, add_serve, add_compile, add_search, add_ab, add_port,
     add_show, add_report, add_export_pairs,
 ]
 

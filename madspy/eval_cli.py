@@ -1,10 +1,11 @@
-"""The ``madspy eval``, ``madspy compare`` and ``madspy bench`` subcommands.
+"""The ``madspy eval``, ``summary``, ``compare``, ``redecide`` and ``bench`` subcommands.
 
 Example:
     $ madspy eval --task arithmetic --model local/smollm2-135m --n 20    # cot,sc,du-mad,debate -> runs/...
     $ madspy eval --task gsm8k --model openai/gpt-4o-mini --programs cot,sc,du-mad,debate --n 100 --out runs/gsm8k
     $ madspy summary runs/gsm8k --paired                                # while it runs, or after
     $ madspy compare runs/gsm8k debate cot
+    $ madspy redecide runs/gsm8k                                       # majority, confidence, ... on the same debates
     $ madspy bench engine --json
 """
 
@@ -74,6 +75,14 @@ def add_compare(sub: argparse._SubParsersAction) -> None:
     p.add_argument("b", help="program B")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
     p.set_defaults(handler=cmd_compare)
+
+
+def add_redecide(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("redecide", help="replay the vote protocols on an eval's recorded debates (no LM call)")
+    p.add_argument("out", type=Path, help="an eval folder")
+    p.add_argument("--program", default="debate", help="the program whose debates are re-decided (default debate)")
+    p.add_argument("--paired", action="store_true", help="only the questions every program finished")
+    p.set_defaults(handler=cmd_redecide)
 
 
 def add_bench(sub: argparse._SubParsersAction) -> None:
@@ -154,6 +163,14 @@ def cmd_summary(args: argparse.Namespace) -> int:
     _print_table(summary, f"{args.out} | {questions} questions{' (paired)' if args.paired else ''}")
     paths = write_tables(args.out, summary=summary, cost=cost)
     Console(stderr=True).print(f"{len(kept)} of {len(rows)} rows; tables: {', '.join(str(p) for p in paths)}")
+    return 0
+
+
+def cmd_redecide(args: argparse.Namespace) -> int:
+    from madspy.redecide import redecide
+
+    table = redecide(args.out, args.program, paired=args.paired)
+    _print_table(table, f"{args.out} | {args.program} decided by each protocol | {int(table['n'].iloc[0])} questions")
     return 0
 
 

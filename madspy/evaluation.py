@@ -225,7 +225,8 @@ def program_fingerprint(debate: Debate) -> str:
     return content_digest({"roles": roles, "config": config})[:16]
 
 
-def _read_settings(out: Path) -> dict[str, Any]:
+def read_settings(out: Path) -> dict[str, Any]:
+    """An eval folder's settings (task, split, n, seed, model, max_tokens, program fingerprints); {} if none."""
     file = out / SETTINGS_FILE
     return json.loads(file.read_text(encoding="utf-8")) if file.is_file() else {}
 
@@ -236,7 +237,7 @@ def _write_settings(out: Path, settings: dict[str, Any]) -> None:
 
 
 def _check_settings(out: Path, settings: dict[str, Any]) -> None:
-    saved = _read_settings(out)
+    saved = read_settings(out)
     if saved:
         differing = sorted(k for k in (settings.keys() | saved.keys()) - {"programs"} if settings.get(k) != saved.get(k))
         if differing:
@@ -251,7 +252,7 @@ def _check_programs(out: Path, debates: Mapping[str, Debate]) -> None:
     A changed prompt, demo or setting (a compiled file edited, a new madspy version)
     would otherwise mix two programs in one table under one name.
     """
-    settings = _read_settings(out)
+    settings = read_settings(out)
     known = settings.get("programs", {})
     now = {name: program_fingerprint(debate) for name, debate in debates.items()}
     rows = out / ROWS_FILE

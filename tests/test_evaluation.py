@@ -190,13 +190,8 @@ def test_a_changed_program_is_refused_and_a_changed_cache_setting_is_not(model, 
     assert len(load_rows(tmp_path / "run")) == 4
 
 
-def test_redecide_replays_vote_protocols_on_recorded_debates(scripted, tmp_path):
-    import importlib.util
-    from pathlib import Path
-
-    spec = importlib.util.spec_from_file_location("redecide", Path(__file__).parents[1] / "bench" / "redecide.py")
-    redecide = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(redecide)
+def test_redecide_replays_vote_protocols_on_recorded_debates(scripted, tmp_path, capsys):
+    from madspy.redecide import redecide
 
     def judge_knows(turn: Turn):  # agents answer by `policy`; the judge always finds the gold answer
         if turn.role == "resolve":
@@ -207,13 +202,24 @@ def test_redecide_replays_vote_protocols_on_recorded_debates(scripted, tmp_path)
     program = tmp_path / "judge.json"
     save_program(Debate(DebateConfig.with_agents(3, model=model, rounds=2, protocol="judge",
                                                  stop={"agreement_gate": None})), program)
-    run_eval(model, tmp_path / "run", programs=[str(program)])
-    lines = {line["decision"]: line for line in redecide.redecide(tmp_path / "run", str(program))}
+    run_eval(model, tmp_path / "run", programs=[str(program), "cot"])
+    table = redecide(tmp_path / "run", str(program))
     examples = get_task("arithmetic").load(n=N, seed=0)
     voted = sum(policy(e.question) == e.answer for e in examples) / N
-    assert lines["as recorded"]["accuracy"] == 1.0 and lines["as recorded"]["n"] == N
-    assert lines["majority"]["accuracy"] == lines["confidence"]["accuracy"] == voted < 1.0
-    assert lines["majority"]["tokens"] < lines["as recorded"]["tokens"]  # no last critique, no resolver
+    assert table.loc["as recorded", "accuracy"] == 1.0 and table.loc["as recorded", "n"] == N
+    assert table.loc["majority", "accuracy"] == table.loc["confidence", "accuracy"] == voted < 1.0
+    assert table.loc["majority", "tokens"] < table.loc["as recorded", "tokens"]  # no last critique, no resolver
+    # the judge said 0.8 and was always right; majority's confidence is the vote share times the agents' 0.7
+    assert table.loc["as recorded", "brier"] == pytest.approx(0.2**2)
+    assert table.loc["majority", "confidence"] == pytest.approx(0.7)
+
+    assert main(["redecide", str(tmp_path / "run"), "--program", str(program)]) == 0
+    assert "majority" in capsys.readouterr().out
+    assert main(["redecide", str(tmp_path / "run"), "--program", "debate"]) == 2
+    err = capsys.readouterr().err
+    assert "no rows of 'debate'" in err and "judge.json, cot" in err
+    assert main(["redecide", str(tmp_path / "nowhere")]) == 2
+    assert "not an eval folder" in capsys.readouterr().err
 
 
 def test_bad_programs_and_tasks_are_one_line_errors(model, tmp_path, capsys):
