@@ -124,7 +124,7 @@ def _print_table(summary: pd.DataFrame, title: str) -> None:
             return "-" if math.isnan(value) else f"{value:.3f}"
         return str(value)
 
-    for metric, values in summary.T.iterrows():
+    for metric, values in summary.astype(object).T.iterrows():  # object: an int column stays int
         table.add_row(str(metric), *(cell(v) for v in values))
     Console().print(table)
 
