@@ -49,6 +49,8 @@ RUN_OPTIONS: dict[str, tuple[str, Any, str]] = {
     "--agreement-gate": ("stop.agreement_gate", float, "stop when all agree at least this confident (0.85)"),
     "--stable-rounds": ("stop.stable_rounds", int, "stop when no answer changed for k rounds (1; 0 = off)"),
     "--referee-every": ("referee.every", int, "referee every k rounds (with --referee)"),
+    "--referee-extend": ("referee.extend_below", float,
+                         "with --referee: one more round when the debaters' agreement at the last round is below this"),
 }
 RUN_SWITCHES: dict[str, tuple[dict[str, Any], str]] = {
     "--no-critic": ({"critic.enabled": False}, "switch the critic off"),

@@ -34,7 +34,7 @@ from pydantic_core import to_jsonable_python
 from madspy.programs.transcript import Call
 
 INPUT_PREVIEW_CHARS = 400
-UNIT_INTERVAL_FIELDS = ("confidence", "relevance")
+UNIT_INTERVAL_FIELDS = ("confidence", "relevance", "agreement")
 
 
 @dataclass

@@ -89,8 +89,11 @@ class RefereeConfig(RoleConfig):
     ``long_factor`` times longer than the average earlier round). Below
     ``threshold`` relevance the intervention goes to every agent next round;
     ``max_off_topic`` such rounds stop the debate. ``stop_on_converged``: stop when
-    the referee says the debaters converged. While on, every reviser's input
-    restates the topic anchor (the original question and the current focus).
+    the referee says the debaters converged. ``extend_below``: when the debaters are
+    still far apart at the last round (the referee's ``agreement`` under it), run one
+    more round, at most ``max_extra_rounds`` times (seed 000: a score under 40 of 100).
+    While on, every reviser's input restates the topic anchor (the original question
+    and the current focus).
     """
 
     enabled: bool = False
@@ -100,6 +103,8 @@ class RefereeConfig(RoleConfig):
     threshold: float = Field(0.5, ge=0.0, le=1.0)
     max_off_topic: int = Field(2, ge=1)
     stop_on_converged: bool = True
+    extend_below: float | None = Field(None, ge=0.0, le=1.0)
+    max_extra_rounds: int = Field(1, ge=0, le=3)
 
 
 class EchoConfig(_Strict):

@@ -156,6 +156,7 @@ class _Run:
         self.notes: dict[int, str] = {}  # per-agent instruction for the next round
         self.flagged_confident: set[int] = set()  # confident proposals the critic flagged
         self.off_topic = 0  # rounds the referee judged off topic
+        self.extra_rounds = 0  # rounds run past the last one because the debaters were far apart
 
     # -- steps ---------------------------------------------------------------
     def _run(self, jobs: list[Job], rnd: Round) -> list[Outcome]:
@@ -280,7 +281,7 @@ class _Run:
         p = outcome.prediction
         if p is None:
             return None
-        rnd.referee = {k: p.get(k) for k in ("relevance", "converged", "off_topic_summary", "intervention")}
+        rnd.referee = {k: p.get(k) for k in ("relevance", "converged", "off_topic_summary", "intervention", "agreement")}
         if p.relevance < ref.threshold:
             self.off_topic += 1
             note = str(p.intervention or "").strip() or (
@@ -293,6 +294,20 @@ class _Run:
         if p.converged and ref.stop_on_converged:
             return "referee_converged"
         return None
+
+    def _far_apart(self, rnd: Round) -> bool:
+        """At the last round: whether the referee finds the debaters so far apart that one more round runs."""
+        ref = self.cfg.referee
+        if not ref.enabled or ref.extend_below is None or self.extra_rounds >= ref.max_extra_rounds:
+            return False
+        if rnd.referee is None and self._referee_step(rnd) is not None:
+            return False  # it found a reason to stop (off topic, converged)
+        agreement = (rnd.referee or {}).get("agreement")
+        if agreement is None or agreement >= ref.extend_below:
+            return False
+        self.extra_rounds += 1
+        rnd.events.append(f"referee: agreement {agreement:.2f} < {ref.extend_below}; one more round")
+        return True
 
     def _spent(self) -> int:
         return sum(c.prompt_tokens + c.completion_tokens for r in self.transcript.rounds for c in r.calls)
@@ -376,7 +391,7 @@ class _Run:
         cfg = self.cfg
         rules = stop_rules(cfg.stop, cfg.rounds)
         stop_reason = "max_rounds"
-        for r in range(cfg.rounds):
+        for r in range(cfg.rounds + (cfg.referee.max_extra_rounds if cfg.referee.extend_below is not None else 0)):
             rnd = Round(index=r)
             started = time.perf_counter()
             self.transcript.rounds.append(rnd)
@@ -413,6 +428,8 @@ class _Run:
         reason = self._budget_spent() or echo_stop or first_reason(rules, self.history)
         if reason is None and self._referee_due(rnd):
             reason = self._referee_step(rnd)
+        if reason == "max_rounds" and self._far_apart(rnd):
+            reason = None
         # The resolver judges the final proposals with their critiques; other stops need no last critique.
         resolver_next = cfg.decision_protocol in ("judge", "unanimity") and cfg.resolver.enabled
         needs_critique = cfg.critic.enabled and (reason is None or (resolver_next and reason in FINAL_CRITIQUE_REASONS))

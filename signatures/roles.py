@@ -136,7 +136,9 @@ class Referee(dspy.Signature):
     say whether the debaters have `converged` on one answer, summarise any
     off-topic drift in `off_topic_summary` (empty if none) and, if relevance is
     below 0.5, write an `intervention`: one concrete instruction that names the
-    drift and quotes the original question. Otherwise leave `intervention` empty."""
+    drift and quotes the original question. Otherwise leave `intervention` empty.
+    Rate `agreement` from 0.0 (the debaters are far apart) to 1.0 (they hold one
+    answer for the same reasons)."""
 
     question: str = dspy.InputField()
     round_text: str = dspy.InputField(desc="the last round's answers and arguments")
@@ -144,6 +146,8 @@ class Referee(dspy.Signature):
     converged: bool = dspy.OutputField()
     off_topic_summary: str = dspy.OutputField()
     intervention: str = dspy.OutputField()
+    # Last, so programs saved before it load unchanged (DSPy restores signature fields by position).
+    agreement: float = dspy.OutputField(desc="0.0 to 1.0")
 
 
 class MaskEvaluate(dspy.Signature):

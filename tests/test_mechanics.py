@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from madspy.programs import AgentConfig, Debate, DebateConfig
 from madspy.testing import calls_of
 from scripts import by_agent, critique, proposal
@@ -188,7 +190,8 @@ def test_a_confident_flagged_proposal_is_marked_for_the_resolver(scripted):
         assert all(("confident proposal the critic flagged" in c) == marked for c in resolve.input_json("critiques"))
 
 
-def referee_script(relevance: float = 0.9, converged: bool = False, long_from_round: int | None = None):
+def referee_script(relevance: float = 0.9, converged: bool = False, long_from_round: int | None = None,
+                   agreement: float = 0.5):
     """Agents disagree forever; the referee reports fixed verdicts."""
     rounds = {"n": 0}
 
@@ -201,7 +204,8 @@ def referee_script(relevance: float = 0.9, converged: bool = False, long_from_ro
         if turn.role == "referee":
             rounds["n"] += 1
             return {"relevance": relevance, "converged": converged, "off_topic_summary": "talks about cats",
-                    "intervention": "You drifted to cats; answer: What is 6 * 7?" if relevance < 0.5 else ""}
+                    "intervention": "You drifted to cats; answer: What is 6 * 7?" if relevance < 0.5 else "",
+                    "agreement": agreement}
         return critique(flawed=False)
 
     return script
@@ -249,6 +253,26 @@ def test_referee_cadence_every_k_rounds(scripted):
 def test_referee_cadence_on_long_rounds_only(scripted):
     result = Debate(referee_config(scripted(referee_script(long_from_round=2)), cadence="long"))(question=QUESTION)
     assert [r.referee is not None for r in result.transcript.rounds] == [False, False, True, False]
+
+
+@pytest.mark.parametrize(("agreement", "max_extra", "rounds"), [(0.2, 1, 5), (0.2, 2, 6), (0.2, 0, 4), (0.6, 1, 4)])
+def test_debaters_far_apart_at_the_last_round_get_extra_rounds(scripted, agreement, max_extra, rounds):
+    cfg = referee_config(scripted(referee_script(agreement=agreement)), extend_below=0.4, max_extra_rounds=max_extra)
+    result = Debate(cfg)(question=QUESTION)
+    assert len(result.transcript.rounds) == rounds and result.stop_reason == "max_rounds"
+    extended = [r.index for r in result.transcript.rounds if any("one more round" in e for e in r.events)]
+    assert extended == list(range(3, rounds - 1))
+    if max_extra:  # the referee judged the last scheduled round, to decide
+        assert result.transcript.rounds[3].referee["agreement"] == agreement
+
+
+def test_the_compile_estimate_counts_the_extra_rounds():
+    from madspy.optimizers.compile import calls_per_debate
+
+    base = DebateConfig.with_agents(2, rounds=2, protocol="majority", resolver={"enabled": False},
+                                    critic={"enabled": False}, referee={"enabled": True})
+    assert calls_per_debate(base) == 2 * 2 + 2
+    assert calls_per_debate(base.updated(referee={"extend_below": 0.4, "max_extra_rounds": 2})) == 2 * 4 + 4
 
 
 def test_summary_memory_compresses_old_rounds(scripted):
