@@ -64,6 +64,7 @@ def render_transcript(t: Transcript, console: Console | None = None) -> None:
         if rnd.referee:
             r = rnd.referee
             console.print(f"referee: relevance {float(r.get('relevance') or 0):.2f}, converged {r.get('converged')}"
+                          + (f", agreement {float(r['agreement']):.2f}" if r.get("agreement") is not None else "")
                           + (f", intervention: {r['intervention']}" if r.get("intervention") else ""))
         for event in rnd.events:
             console.print(f"[yellow]- {event}[/yellow]")
