@@ -48,6 +48,7 @@ from starlette.exceptions import HTTPException
 from madspy.errors import InputError, MadspyError
 from madspy.models import check_question
 from madspy.programs.artifact import load_program
+from madspy.programs.config import TaskKind
 from madspy.programs.debate import Debate
 from madspy.programs.transcript import Round
 from madspy.store import TranscriptStore, new_id
@@ -98,6 +99,8 @@ class DebateRequest(BaseModel):
     budget_s: float | None = Field(None, gt=0, description="seconds for this debate; no step starts after them")
     rounds: int | None = Field(None, ge=1, le=20, description="rounds in all, round 0 included")
     protocol: Literal["majority", "judge"] | None = None
+    task_kind: TaskKind | None = Field(
+        None, description="reasoning, knowledge or open_ended: picks the protocol of a program whose protocol is auto")
 
 
 class DebateResponse(BaseModel):
@@ -249,7 +252,8 @@ class _Service:
 
     def prepare(self, req: DebateRequest) -> tuple[Debate, str]:
         """The per-request debate and checked question; raises InputError (400) on bad input."""
-        changes = {k: v for k, v in {"rounds": req.rounds, "protocol": req.protocol}.items() if v is not None}
+        asked = {"rounds": req.rounds, "protocol": req.protocol, "task_kind": req.task_kind}
+        changes = {k: v for k, v in asked.items() if v is not None}
         ceiling = self.settings.budget_tokens
         budget = min(filter(None, (req.budget_tokens, ceiling)), default=None)
         if budget is not None:

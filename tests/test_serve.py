@@ -154,6 +154,18 @@ def test_request_time_budget_answers_with_a_status(program, tmp_path):
         assert c.get(f"/v1/transcripts/{unhurried['transcript_id']}").json()["config"]["budget_s"] == 30
 
 
+def test_a_request_names_its_task_kind_and_an_auto_protocol_follows_it(program, tmp_path):
+    with TestClient(create_app(program(), settings(tmp_path)), headers=AUTH) as c:
+        def protocol(**fields) -> str:
+            r = c.post("/v1/debate", json={"question": "17*23?", "rounds": 1, **fields}).json()
+            return c.get(f"/v1/transcripts/{r['transcript_id']}").json()["decision"]["protocol"]
+
+        assert protocol() == "judge"
+        assert protocol(task_kind="reasoning") == "majority"
+        assert protocol(task_kind="knowledge") == "judge"
+        assert c.post("/v1/debate", json={"question": "q", "task_kind": "poetry"}).status_code == 422
+
+
 def test_stream_round_events_and_client_leaving_mid_stream(program, tmp_path):
     app = create_app(program(latency_s=0.1), settings(tmp_path, max_concurrent=1))
     with running(app) as url, httpx.Client(base_url=url, headers=AUTH, timeout=10) as c:
