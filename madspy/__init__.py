@@ -7,6 +7,7 @@ Example:
     >>> # result.answer, result.confidence, result.status, result.stop_reason, result.usage
     >>> # madspy.save(debate, "compiled/mine.json"); madspy.load("compiled/mine.json")
     >>> # madspy.evaluate("gsm8k", "openai/gpt-4o-mini", ["cot", "debate"], out="runs/g", n=50)
+    >>> # madspy.redecide("runs/g")      # the same debates decided by majority, confidence, ... (no LM call)
     >>> # madspy.compile_program("arithmetic", "local/smollm2-135m", "bootstrap", out="compiled/a.json")
     >>> # madspy.ab("compiled/a.json", "handwritten", "arithmetic", "local/smollm2-135m", out="runs/ab")
 """
@@ -22,6 +23,7 @@ from madspy.programs.debate import as_dict
 _LAZY = {
     "evaluate": "madspy.evaluation",
     "compare": "madspy.evaluation",
+    "redecide": "madspy.redecide",
     "compile_program": "madspy.optimizers.compile",
     "compile": "madspy.optimizers.compile:compile_program",
     "save_handwritten": "madspy.optimizers.compile",
