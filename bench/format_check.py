@@ -6,7 +6,7 @@
   (JSONAdapter; the local provider turns the output schema into a llama.cpp grammar).
 - ``chat``: the same preset through DSPy's ChatAdapter (free-form ``[[ ## field ## ]]``
   sections; madspy retries a reply that does not parse once, showing the error).
-- ``lean``: ``json`` with a short system message (``madspy.models.LeanJSONAdapter``, the ``prompt_format="lean"`` setting): the grammar
+- ``lean``: ``json`` with a short system message (``LeanJSONAdapter`` below): the grammar
   already forces the JSON shape, so DSPy's ~250 tokens of format explanation are dropped;
   the instructions and the output fields' descriptions stay.
 
@@ -20,6 +20,7 @@ Usage (from the repo root; prints a Markdown table):
 from __future__ import annotations
 
 import argparse
+import textwrap
 import time
 from contextlib import nullcontext
 from statistics import mean
@@ -31,9 +32,26 @@ import llama_cpp
 from madspy import local
 from madspy.data import get_task
 from madspy.evaluation import build_program
-from madspy.models import LeanJSONAdapter
 
 PLAIN_SUFFIX = "\nThink step by step, then give the final answer."
+
+
+class LeanJSONAdapter(dspy.JSONAdapter):
+    """JSONAdapter for backends that enforce the output schema with a grammar: no format tutorial."""
+
+    def format_field_description(self, signature) -> str:
+        outputs = "\n".join(f"- {name}: {field.json_schema_extra.get('desc', '')}"
+                            for name, field in signature.output_fields.items())
+        return f"Reply with one JSON object with these fields, in this order:\n{outputs}"
+
+    def format_field_structure(self, signature) -> str:
+        return f"The input comes as sections: {', '.join(f'[[ ## {n} ## ]]' for n in signature.input_fields)}."
+
+    def format_task_description(self, signature) -> str:
+        return textwrap.dedent(signature.instructions).strip()
+
+    def user_message_output_requirements(self, signature) -> None:
+        return None
 
 
 def run_plain(model: str, task, examples, max_tokens: int) -> list[dict]:
@@ -55,7 +73,7 @@ def run_plain(model: str, task, examples, max_tokens: int) -> list[dict]:
 def run_cot(model: str, task, examples, adapter: dspy.Adapter | None) -> list[dict]:
     program = build_program("cot", task, model, cache=False)
     rows = []
-    with mock.patch("madspy.programs.debate.adapter_for", lambda *_: adapter) if adapter else nullcontext():
+    with mock.patch("madspy.programs.debate.adapter_for", lambda m: adapter) if adapter else nullcontext():
         for ex in examples:
             started = time.perf_counter()
             result = program(question=task.ask(ex.question))

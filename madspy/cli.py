@@ -35,7 +35,6 @@ RUN_OPTIONS: dict[str, tuple[str, Any, str]] = {
     "--protocol": ("protocol", "ProtocolName", "how the final answer is chosen (auto: by --task-kind, else judge)"),
     "--task-kind": ("task_kind", "TaskKind", "reasoning -> majority, knowledge -> judge, open_ended -> free"),
     "--max-tokens": ("max_tokens", int, "completion tokens per call (default 512)"),
-    "--prompt-format": ("prompt_format", "PromptFormat", "lean: no format tutorial in local/ models' prompts (default full)"),
     "--memory": ("memory", "MemoryPolicy", "which earlier answers a reviser sees (default previous)"),
     "--topology": ("topology", "Topology", "who sees whom (default all)"),
     "--neighbors": ("neighbors", int, "ring: neighbours each agent sees"),
@@ -112,8 +111,8 @@ def _set_value(text: str) -> tuple[str, Any]:
 def set_changes(items: list[str], changes: dict[str, Any] | None = None) -> dict[str, Any]:
     """``changes`` (default none) with ``--set KEY=VALUE`` items put in: dotted paths, values as JSON, else text.
 
-    >>> set_changes(["stop.agreement_gate=0.9", "prompt_format=lean"])
-    {'stop': {'agreement_gate': 0.9}, 'prompt_format': 'lean'}
+    >>> set_changes(["stop.agreement_gate=0.9", "memory=summary"])
+    {'stop': {'agreement_gate': 0.9}, 'memory': 'summary'}
     """
     changes = {} if changes is None else changes
     for item in items:

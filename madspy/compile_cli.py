@@ -21,8 +21,8 @@ COMPILE_EXAMPLES = """examples:
   madspy compile --task gsm8k --data-dir ../shared/data --model openai/gpt-4o-mini --optimizer gepa \\
       --reflection-model openai/gpt-4o --train 20 --dev 20 --out compiled/gsm8k-gepa.json
   madspy compile --handwritten --task gsm8k --model openai/gpt-4o-mini --out compiled/handwritten-gsm8k.json
-  madspy compile --handwritten --preset cot --set prompt_format=lean --task gsm8k --model local/my-model \
-      --out cot-lean.json      (then: madspy eval --programs cot,cot-lean.json ...)
+  madspy compile --handwritten --set critic.isolated=true --task gsm8k --model local/my-model \\
+      --out isolated.json      (then: madspy eval --programs debate,isolated.json ...)
 LM replies are cached: rerun the same command to resume a stopped compile cheaply.
 """
 
@@ -34,7 +34,7 @@ def _add_debate_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data-dir", type=Path, help="folder laid out as <data_dir>/<task>/<file>")
     p.add_argument("--max-tokens", type=int, help="completion tokens per call (default: the preset's)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="any config field by dotted path, value as JSON (e.g. --set prompt_format=lean)")
+                   help="any config field by dotted path, value as JSON (e.g. --set critic.isolated=true)")
 
 
 def add_compile(sub: argparse._SubParsersAction) -> None:

@@ -15,7 +15,6 @@ Example:
 from __future__ import annotations
 
 import os
-import textwrap
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -104,47 +103,16 @@ def make_lm(
     )
 
 
-class LeanJSONAdapter(dspy.JSONAdapter):
-    """``JSONAdapter`` without DSPy's format tutorial, for backends that enforce the output schema.
-
-    The system message keeps the role's instructions and what each output field means;
-    it drops the ~250 tokens that explain how to lay out JSON, which a grammar already
-    forces. Inputs and demos are formatted as ``JSONAdapter`` formats them.
-
-    >>> sig = dspy.Signature("question -> answer", "Answer the question.")
-    >>> print(LeanJSONAdapter().format_system_message(sig))  # doctest: +NORMALIZE_WHITESPACE
-    Reply with one JSON object with these fields, in this order:
-    - answer: ${answer}
-    The input comes as sections: [[ ## question ## ]].
-    Answer the question.
-    """
-
-    def format_field_description(self, signature: type[dspy.Signature]) -> str:
-        fields = "\n".join(f"- {name}: {field.json_schema_extra.get('desc', '')}"
-                           for name, field in signature.output_fields.items())
-        return f"Reply with one JSON object with these fields, in this order:\n{fields}"
-
-    def format_field_structure(self, signature: type[dspy.Signature]) -> str:
-        return f"The input comes as sections: {', '.join(f'[[ ## {n} ## ]]' for n in signature.input_fields)}."
-
-    def format_task_description(self, signature: type[dspy.Signature]) -> str:
-        return textwrap.dedent(signature.instructions).strip()
-
-    def user_message_output_requirements(self, signature: type[dspy.Signature]) -> None:
-        return None
-
-
-def adapter_for(model: str, prompt_format: str = "full") -> dspy.Adapter:
+def adapter_for(model: str) -> dspy.Adapter:
     """The DSPy adapter for a model.
 
     Local GGUF models get ``JSONAdapter``: the provider turns its JSON schema into a
-    llama.cpp grammar, so even a 135M model returns parseable fields; with
-    ``prompt_format="lean"`` they get ``LeanJSONAdapter``. Others get ``ChatAdapter``
-    without the silent JSON fallback call; madspy retries a parse failure itself,
-    showing the model its error.
+    llama.cpp grammar, so even a 135M model returns parseable fields. Others get
+    ``ChatAdapter`` without the silent JSON fallback call; madspy retries a parse
+    failure itself, showing the model its error.
     """
-    if one_call_at_a_time(model):  # in-process llama.cpp: a grammar enforces the schema
-        return LeanJSONAdapter() if prompt_format == "lean" else dspy.JSONAdapter()
+    if one_call_at_a_time(model):  # in-process llama.cpp
+        return dspy.JSONAdapter()
     return dspy.ChatAdapter(use_json_adapter_fallback=False)
 
 

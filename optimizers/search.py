@@ -32,7 +32,6 @@ import optuna
 
 from madspy.data import Task, get_task
 from madspy.errors import InputError
-from madspy.models import one_call_at_a_time
 from madspy.optimizers.compile import dev_scores, split_data
 from madspy.optimizers.composite import CompositeMetric
 from madspy.programs.artifact import save_program
@@ -62,9 +61,6 @@ def sample_config(trial: optuna.Trial, model: str, **fixed: Any) -> DebateConfig
         stop={"agreement_gate": trial.suggest_categorical("agreement_gate", [None, 0.7, 0.85, 0.95]),
               "stable_rounds": trial.suggest_int("stable_rounds", 0, 2)},
         echo={"reaction": trial.suggest_categorical("echo_reaction", ["none", "devils_advocate", "stop"])},
-        # Only a grammar-constrained (local) model can answer without the format tutorial.
-        prompt_format=trial.suggest_categorical("prompt_format", ["full", "lean"]) if one_call_at_a_time(model)
-        else "full",
     ).updated(**fixed)
 
 

@@ -35,7 +35,6 @@ TaskKind = Literal["reasoning", "knowledge", "open_ended"]
 MemoryPolicy = Literal["previous", "full", "summary", "mask_strict", "mask_lenient", "mask_objective"]
 EchoReaction = Literal["none", "devils_advocate", "stop"]
 Topology = Literal["all", "ring", "groups"]
-PromptFormat = Literal["full", "lean"]
 
 
 def _merge(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
@@ -153,9 +152,6 @@ class DebateConfig(_Strict):
     group_size: int = Field(3, ge=1, description="groups: agents per group; the decision votes across groups")
     cascade_gate: float | None = Field(
         None, ge=0.0, le=1.0, description="answer with agent 0 alone first; debate only below this confidence")
-    prompt_format: PromptFormat = Field(
-        "full", description="lean: calls on local/ models, whose output schema a grammar enforces, get no format "
-                            "tutorial in the prompt (about 40% fewer prompt tokens for cot); other calls stay full")
     max_tokens: int = Field(512, ge=16, description="completion tokens per call")
     concurrency: int = Field(8, ge=1, description="LM calls in flight at once within one debate")
     timeout_s: float = Field(120.0, gt=0)

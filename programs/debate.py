@@ -107,8 +107,7 @@ class Debate(dspy.Module):
         config = {"rollout_id": agent} if agent is not None and temperature > 0 else {}
         if role == "proposer" and self.config.memory == "mask_objective":
             config["logprobs"] = True
-        adapter = adapter_for(model, self.config.prompt_format)
-        return Job(role, agent, round_, predictor, self._lm_for(model, temperature), adapter, inputs, config)
+        return Job(role, agent, round_, predictor, self._lm_for(model, temperature), adapter_for(model), inputs, config)
 
     def forward(self, question: str, run_budget: RunBudget | None = None,
                 on_round: Callable[[Round], None] | None = None) -> dspy.Prediction:

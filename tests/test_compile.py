@@ -131,14 +131,14 @@ def test_cli_compiled_and_handwritten_programs_run_and_evaluate(model, capsys, t
     common = ["--task", "arithmetic", "--model", model, "--agents", "2", "--rounds", "2", "--protocol", "majority"]
     assert main(["compile", *common, "--optimizer", "bootstrap", "--train", "2", "--dev", "1", "--yes",
                  "--out", str(compiled)]) == 0
-    assert main(["compile", "--handwritten", *common, "--set", "stop.stable_rounds=0", "--set", "prompt_format=lean",
+    assert main(["compile", "--handwritten", *common, "--set", "stop.stable_rounds=0", "--set", "memory=summary",
                  "--out", str(handwritten)]) == 0
     assert load_program(handwritten).manifest["optimizer"] == {"name": "handwritten"}
     config = load_program(handwritten).config
-    assert (config.stop.stable_rounds, config.stop.agreement_gate, config.prompt_format) == (0, 0.85, "lean")
+    assert (config.stop.stable_rounds, config.stop.agreement_gate, config.memory) == (0, 0.85, "summary")
     capsys.readouterr()
-    assert main(["compile", "--handwritten", *common, "--set", "prompt_format=terse", "--out", str(handwritten)]) == 2
-    assert "madspy: error: prompt_format: Input should be 'full' or 'lean'" in capsys.readouterr().err
+    assert main(["compile", "--handwritten", *common, "--set", "memory=terse", "--out", str(handwritten)]) == 2
+    assert "madspy: error: memory: Input should be 'previous'" in capsys.readouterr().err
     assert sum(len(p.demos) for p in load_program(compiled).predictors()) > 0
     capsys.readouterr()
     assert main(["run", "What is the result of 1+2*3+4-5*6?", "--program", str(compiled), "--json"]) == 0

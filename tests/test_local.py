@@ -179,28 +179,6 @@ def test_schema_with_defs_refs_and_literal(calls: list[Call]) -> None:
     assert "schema" in local.llama_response_format(calls[0].optional_params["response_format"])
 
 
-def test_lean_prompt_format_applies_only_where_a_grammar_enforces_the_schema() -> None:
-    from madspy.models import LeanJSONAdapter, adapter_for
-
-    assert isinstance(adapter_for(MODEL, "lean"), LeanJSONAdapter)
-    assert type(adapter_for(MODEL)) is dspy.JSONAdapter
-    assert type(adapter_for("openai/gpt-4o-mini", "lean")) is dspy.ChatAdapter
-
-
-@pytest.mark.local_model
-def test_lean_prompt_format_costs_fewer_prompt_tokens_and_still_parses() -> None:
-    from madspy.programs import Debate
-    from madspy.programs.presets import preset
-
-    usage = {}
-    for prompt_format in ("full", "lean"):
-        result = Debate(preset("cot", max_tokens=64, cache=False, prompt_format=prompt_format))(question="What is 2+2?")
-        (call,) = result.transcript.calls()
-        assert call.ok and set(call.output) == {"reasoning_steps", "answer", "confidence"}  # the grammar's shape
-        usage[prompt_format] = call.prompt_tokens
-    assert usage["lean"] < usage["full"] - 150
-
-
 @pytest.mark.local_model
 def test_logprobs_in_openai_format() -> None:
     local.register()

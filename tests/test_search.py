@@ -36,17 +36,6 @@ def test_a_search_resumes_from_its_storage_and_saves_the_chosen_setting(model, t
     assert program.manifest["dev"]["chosen"]["n"] == 1
 
 
-def test_the_prompt_format_is_searched_only_for_local_models():
-    from madspy.optimizers.search import sample_config
-
-    trial = optuna.trial.FixedTrial({"agents": 2, "temperature": 0.7, "protocol": "majority", "rounds": 2,
-                                     "memory": "previous", "topology": "all", "cascade_gate": None, "critic": False,
-                                     "agreement_gate": None, "stable_rounds": 0, "echo_reaction": "none",
-                                     "prompt_format": "lean"})
-    assert sample_config(trial, "local/smollm2-135m").prompt_format == "lean"
-    assert sample_config(trial, "openai/gpt-4o-mini").prompt_format == "full"
-
-
 def test_a_trial_far_below_the_best_is_pruned(scripted, tmp_path):
     storage = f"sqlite:///{tmp_path / 'study.db'}"
     study = optuna.create_study(study_name="p", storage=storage, directions=["maximize", "minimize"])
