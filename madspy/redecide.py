@@ -24,7 +24,7 @@ from madspy.data import get_task
 from madspy.evaluation import EvalError, load_rows, paired_rows, read_settings
 from madspy.optimizers.metrics import accuracy, brier
 from madspy.programs.protocols import DecisionContext, Vote, get_protocol
-from madspy.programs.transcript import Transcript
+from madspy.programs.transcript import Transcript, Usage
 
 AS_RECORDED = "as recorded"
 VOTING = ("majority", "plurality", "confidence", "free")
@@ -47,7 +47,7 @@ def judge_tokens(transcript: Transcript) -> int:
     """Tokens of the calls only a judge needs: the last round's critiques and the resolver."""
     last = transcript.rounds[-1].calls if transcript.rounds else []
     calls = [c for c in last if c.role == "critic"] + [c for c in transcript.calls() if c.role == "resolver"]
-    return sum(c.prompt_tokens + c.completion_tokens for c in calls)
+    return Usage.of(calls).total_tokens
 
 
 def redecide(folder: str | Path, program: str = "debate", paired: bool = False) -> pd.DataFrame:
@@ -77,8 +77,7 @@ def redecide(folder: str | Path, program: str = "debate", paired: bool = False) 
         judged = transcript.decision is not None and transcript.decision.protocol == "judge"
         voting_cost = spent - (judge_tokens(transcript) if judged else 0)
         history = vote_history(transcript, task.normalize)
-        ctx = DecisionContext(history=history, conformity={(f.agent, r.index) for r in transcript.rounds
-                                                           for f in r.flips if f.kind == "conformity"})
+        ctx = DecisionContext(history=history, conformity=transcript.conformity_flips())
         final = history[-1] if history else []
         for name in VOTING:
             decision = get_protocol(name).decide(final, ctx) if final else None

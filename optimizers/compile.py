@@ -98,9 +98,7 @@ def calls_per_debate(config: DebateConfig) -> int:
     >>> calls_per_debate(DebateConfig.with_agents(2, rounds=2, protocol="majority", resolver={"enabled": False}))
     8
     """
-    a, r = len(config.agents), config.rounds
-    if config.referee.enabled and config.referee.extend_below is not None:
-        r += config.referee.max_extra_rounds
+    a, r = len(config.agents), config.round_limit
     critic = a * r * (1 + config.critic.checklist_retry) if config.critic.enabled else 0
     mask = a * (r - 1) if config.memory in MASKED and config.mask.enabled else 0
     referee = -(-r // config.referee.every) if config.referee.enabled else 0

@@ -174,6 +174,17 @@ class DebateConfig(_Strict):
         fallback = "judge" if self.resolver.enabled else "majority"
         return DEFAULT_FOR_TASK_KIND.get(self.task_kind or "", fallback)
 
+    @property
+    def round_limit(self) -> int:
+        """The most rounds a debate can run: ``rounds``, plus those the referee may add when far apart.
+
+        >>> extending = {"enabled": True, "extend_below": 0.4}
+        >>> DebateConfig(rounds=2).round_limit, DebateConfig(rounds=2, referee=extending).round_limit
+        (2, 3)
+        """
+        extends = self.referee.enabled and self.referee.extend_below is not None
+        return self.rounds + (self.referee.max_extra_rounds if extends else 0)
+
     def for_task_kind(self, kind: TaskKind) -> DebateConfig:
         """This config, told the task's kind when its protocol is ``auto`` and it has no kind yet.
 

@@ -280,7 +280,7 @@ class _Run:
         p = outcome.prediction
         if p is None:
             return None
-        rnd.referee = {k: p.get(k) for k in ("relevance", "converged", "off_topic_summary", "intervention", "agreement")}
+        rnd.referee = {k: p.get(k) for k in d.referee.signature.output_fields}
         if p.relevance < ref.threshold:
             self.off_topic += 1
             note = str(p.intervention or "").strip() or (
@@ -390,7 +390,7 @@ class _Run:
         cfg = self.cfg
         rules = stop_rules(cfg.stop, cfg.rounds)
         stop_reason = "max_rounds"
-        for r in range(cfg.rounds + (cfg.referee.max_extra_rounds if cfg.referee.extend_below is not None else 0)):
+        for r in range(cfg.round_limit):
             rnd = Round(index=r)
             started = time.perf_counter()
             self.transcript.rounds.append(rnd)
@@ -450,7 +450,7 @@ class _Run:
             return decision.model_copy(update={"note": skip_judge[stop_reason]})
         ctx = DecisionContext(
             history=self.history,
-            conformity={(f.agent, r.index) for r in self.transcript.rounds for f in r.flips if f.kind == "conformity"},
+            conformity=self.transcript.conformity_flips(),
             credit=CreditLedger(self.cfg.credit_ledger).weights() if self.cfg.credit_ledger else {},
             judge=self._judge if self.cfg.resolver.enabled else None,
         )

@@ -109,6 +109,10 @@ class Transcript(BaseModel):
     def calls(self) -> list[Call]:
         return [c for r in self.rounds for c in r.calls]
 
+    def conformity_flips(self) -> set[tuple[int, int]]:
+        """(agent, round) of every flip that cited no argument: what Free-MAD does not count."""
+        return {(f.agent, r.index) for r in self.rounds for f in r.flips if f.kind == "conformity"}
+
     def to_json(self, indent: int | None = None) -> str:
         return self.model_dump_json(indent=indent)
 
