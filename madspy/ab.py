@@ -15,15 +15,35 @@ from typing import Any
 
 import pandas as pd
 
-from madspy.evaluation import Comparison, EvalError, compare, evaluate, summarize
+from madspy.evaluation import Comparison, EvalError, compare, evaluate, is_program_file, summarize
+from madspy.programs import Debate
+from madspy.programs.artifact import load_program, save_program
 from madspy.report import write_eval_report
 
-HANDWRITTEN = "handwritten"  # the hand-written debate: the `debate` preset
+HANDWRITTEN = "handwritten"
 
 
-def program_spec(name: str) -> str:
-    """What ``evaluate`` runs for an A/B side: ``handwritten`` is the ``debate`` preset."""
-    return "debate" if name == HANDWRITTEN else name
+def handwritten_twin(program: str | Path, path: Path) -> Path:
+    """Save ``program``'s hand-written twin to ``path``: its config, the roles' own instructions, no demos."""
+    compiled = load_program(program)
+    kept = {key: compiled.manifest[key] for key in ("task", "model") if key in compiled.manifest}
+    save_program(Debate(compiled.config), path,
+                 manifest={**kept, "optimizer": {"name": HANDWRITTEN}, "twin_of": str(program)})
+    return path
+
+
+def program_spec(name: str, other: str, out: Path) -> str:
+    """What ``evaluate`` runs for an A/B side.
+
+    ``handwritten`` facing a saved program is that program's hand-written twin (same config,
+    saved as ``out/handwritten.json``), so the A/B measures what compiling changed and
+    nothing else; facing a preset it is the ``debate`` preset.
+    """
+    if name != HANDWRITTEN:
+        return name
+    if not is_program_file(other):
+        return "debate"
+    return str(handwritten_twin(other, out / "handwritten.json"))
 
 
 @dataclass(frozen=True)
@@ -43,9 +63,10 @@ def ab(a: str, b: str, task: str, model: str, *, out: str | Path, n: int = 100, 
        seed: int = 0, concurrency: int | None = None, progress: bool = False, **evaluate_options: Any) -> ABResult:
     """Run programs ``a`` and ``b`` (paths, presets or ``handwritten``) on the same ``n`` questions of ``task``.
 
-    Both use ``model``; rows, transcripts and ``report.html`` go to ``out`` (resumable, see ``evaluate``).
+    ``handwritten`` opposite a saved program is its hand-written twin (see ``program_spec``). Both use ``model``; rows, transcripts and ``report.html`` go to ``out`` (resumable, see ``evaluate``).
     """
-    specs: Sequence[str] = [program_spec(a), program_spec(b)]
+    out = Path(out)
+    specs: Sequence[str] = [program_spec(a, b, out), program_spec(b, a, out)]
     if specs[0] == specs[1]:
         raise EvalError(f"--a and --b are the same program ({specs[0]})")
     ev = evaluate(task, model, specs, out=out, n=n, data_dir=data_dir, seed=seed, concurrency=concurrency,

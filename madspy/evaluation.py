@@ -64,6 +64,15 @@ class EvalError(InputError):
 
 # -- programs ------------------------------------------------------------------
 
+def is_program_file(spec: str) -> bool:
+    """Whether a program spec names a saved program (a path) rather than a preset.
+
+    >>> is_program_file("compiled/x.json"), is_program_file("sc:5")
+    (True, False)
+    """
+    return spec.endswith(".json") or "/" in spec or Path(spec).is_file()
+
+
 def build_program(spec: str, task: Task, model: str, *, max_tokens: int | None = None,
                   cache: bool = True) -> Debate:
     """A ``Debate`` for a preset name (cot, sc, sc:K, du-mad, debate) or a saved program path.
@@ -79,7 +88,7 @@ def build_program(spec: str, task: Task, model: str, *, max_tokens: int | None =
     changes: dict[str, Any] = {"model": model, "cache": cache}
     if max_tokens is not None:
         changes["max_tokens"] = max_tokens
-    if spec.endswith(".json") or "/" in spec or Path(spec).is_file():
+    if is_program_file(spec):
         debate = load_program(spec, **changes)
         debate.normalize = task.normalize
         return debate

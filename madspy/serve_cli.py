@@ -49,7 +49,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 AB_EXAMPLES = """examples:
   madspy ab --a compiled/x.json --b handwritten --task gsm8k --model openai/gpt-4o-mini --n 100 --out runs/ab
-handwritten is the hand-written debate (the debate preset); presets (cot, sc, du-mad) work too.
+handwritten opposite a saved program is its hand-written twin: the same settings with the
+roles' own instructions and no demos (saved as OUT/handwritten.json), so the A/B measures
+what compiling changed; opposite a preset it is the debate preset. Presets (cot, sc, du-mad) work too.
 """
 
 

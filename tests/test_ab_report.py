@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from madspy.ab import ab
+from madspy.ab import ab, program_spec
 from madspy.cli import main
 from madspy.evaluation import load_rows
 from madspy.port import PortError, port
@@ -62,12 +62,13 @@ def ab_run(tmp_path_factory):
 
 def test_ab_verdict_table_and_report(ab_run, capsys):
     result, program, model, tmp = ab_run
+    twin = str(tmp / "ab" / "handwritten.json")
     c = result.comparison
     assert (c.n, c.accuracy_a, c.accuracy_b) == (N, 1.0, 0.0)
     assert c.mcnemar.p_value == pytest.approx(2 / 2**N) and c.difference.low == 1.0
-    assert result.verdict.startswith(f"{program} beats debate by 100.0% on {N} paired questions")
-    assert result.summary.loc["debate", "critic_hit_rate"] == 1.0
-    assert result.summary.loc[str(program), "tokens"] < result.summary.loc["debate", "tokens"]
+    assert result.verdict.startswith(f"{program} beats {twin} by 100.0% on {N} paired questions")
+    assert result.summary.loc[twin, "critic_hit_rate"] == 1.0
+    assert result.summary.loc[str(program), "tokens"] < result.summary.loc[twin, "tokens"]
 
     html = result.report.read_text()
     assert "http" not in html.replace('xmlns="http://www.w3.org/2000/svg"', "")  # nothing to fetch
@@ -78,22 +79,39 @@ def test_ab_verdict_table_and_report(ab_run, capsys):
     before = len(calls_of(model))
     assert main(["ab", "--a", str(program), "--b", "handwritten", "--task", "arithmetic", "--model", model,
                  "--n", str(N), "--out", str(tmp / "ab")]) == 0
-    out = capsys.readouterr().out
+    out = " ".join(capsys.readouterr().out.split())  # unwrap the terminal's lines
     assert len(calls_of(model)) == before
-    assert "critic hit-rate" in out and "beats debate by 100.0%" in out and "report.html" in out
+    assert "critic hit-rate" in out and f"beats {twin} by 100.0%" in out and "report.html" in out
+
+
+def test_handwritten_opposite_a_saved_program_is_its_twin(tmp_path):
+    """Same settings, the roles' own instructions, no demos: the A/B isolates what compiling changed."""
+    program = compiled_program(tmp_path / "x.json", "openai/x", rounds=1, protocol="majority")
+    compiled = load_program(program)
+    compiled.propose.demos = [{"question": "1+1*1+1-1*1", "answer": "2"}]
+    save_program(compiled, program, manifest={"task": "arithmetic"})
+
+    twin = load_program(program_spec("handwritten", str(program), tmp_path / "ab"))
+    assert twin.config == compiled.config and twin.config.rounds == 1
+    assert MARK in compiled.propose.signature.instructions and MARK not in twin.propose.signature.instructions
+    assert twin.propose.demos == [] and twin.manifest["twin_of"] == str(program)
+    assert program_spec("handwritten", "cot", tmp_path) == "debate"  # opposite a preset: the debate preset
+    assert program_spec("sc:3", str(program), tmp_path) == "sc:3"
 
 
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"headless Chromium not installed at {CHROMIUM}")
 def test_report_renders_in_headless_chromium(ab_run, tmp_path):
-    result, program, _, _ = ab_run
+    result, program, _, tmp = ab_run
     flags = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
              "--disable-background-networking", "--disable-component-update", "--disable-sync",
              f"--user-data-dir={tmp_path / 'profile'}"]
     url = result.report.resolve().as_uri()
     dom = subprocess.run([*flags, "--dump-dom", url], capture_output=True, text=True, timeout=60).stdout
-    for element in ('<svg id="reliability-debate" class="plot reliability"', '<svg id="accuracy-tokens"',
-                    '<table id="summary">', '<table id="comparison">', '<table id="disagreements">',
-                    f'<svg id="reliability-{re.sub("[^a-z0-9]+", "-", str(program).lower()).strip("-")}"'):
+    def reliability(name: Path) -> str:
+        return f'<svg id="reliability-{re.sub("[^a-z0-9]+", "-", str(name).lower()).strip("-")}" class="plot reliability"'
+
+    for element in (reliability(program), reliability(tmp / "ab" / "handwritten.json"), '<svg id="accuracy-tokens"',
+                    '<table id="summary">', '<table id="comparison">', '<table id="disagreements">'):
         assert element in dom
     assert dom.count('class="point"') == 2 and dom.count('<rect class="bin"') >= 2
     assert dom.count("<tr><th>") >= N  # a disagreement line per question
@@ -107,7 +125,7 @@ def test_report_renders_in_headless_chromium(ab_run, tmp_path):
 
 def test_show_and_report_of_one_transcript(ab_run, capsys):
     result, *_ = ab_run
-    transcript = next((result.report.parent / "transcripts" / "debate").glob("*.json"))
+    transcript = next((result.report.parent / "transcripts").glob("*handwritten.json/*.json"))
     assert main(["show", str(transcript)]) == 0
     assert "round 0" in capsys.readouterr().out
     assert main(["report", str(transcript)]) == 0
