@@ -63,7 +63,8 @@ def ab(a: str, b: str, task: str, model: str, *, out: str | Path, n: int = 100, 
        seed: int = 0, concurrency: int | None = None, progress: bool = False, **evaluate_options: Any) -> ABResult:
     """Run programs ``a`` and ``b`` (paths, presets or ``handwritten``) on the same ``n`` questions of ``task``.
 
-    ``handwritten`` opposite a saved program is its hand-written twin (see ``program_spec``). Both use ``model``; rows, transcripts and ``report.html`` go to ``out`` (resumable, see ``evaluate``).
+    ``handwritten`` opposite a saved program is its hand-written twin (see ``program_spec``).
+    Both use ``model``; rows, transcripts and ``report.html`` go to ``out`` (resumable, see ``evaluate``).
     """
     out = Path(out)
     specs: Sequence[str] = [program_spec(a, b, out), program_spec(b, a, out)]

@@ -107,8 +107,10 @@ def test_report_renders_in_headless_chromium(ab_run, tmp_path):
              f"--user-data-dir={tmp_path / 'profile'}"]
     url = result.report.resolve().as_uri()
     dom = subprocess.run([*flags, "--dump-dom", url], capture_output=True, text=True, timeout=60).stdout
+
     def reliability(name: Path) -> str:
-        return f'<svg id="reliability-{re.sub("[^a-z0-9]+", "-", str(name).lower()).strip("-")}" class="plot reliability"'
+        slug = re.sub("[^a-z0-9]+", "-", str(name).lower()).strip("-")
+        return f'<svg id="reliability-{slug}" class="plot reliability"'
 
     for element in (reliability(program), reliability(tmp / "ab" / "handwritten.json"), '<svg id="accuracy-tokens"',
                     '<table id="summary">', '<table id="comparison">', '<table id="disagreements">'):
