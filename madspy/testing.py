@@ -34,7 +34,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import litellm
 from litellm import CustomLLM
-from litellm.types.utils import ModelResponse, Usage
+from litellm.types.utils import ModelResponse, PromptTokensDetailsWrapper, Usage
 
 from madspy import signatures
 
@@ -81,6 +81,7 @@ class _Entry:
     latency_s: float
     calls: list[Turn] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    prefixes: set[str] = field(default_factory=set)  # every message before the last, as seen so far
 
 
 _SCRIPTS: dict[str, _Entry] = {}
@@ -118,8 +119,11 @@ class ScriptedLLM(CustomLLM):
             raise litellm.BadRequestError(f"no script registered as scripted/{model}", model, "scripted")
         params = kwargs.get("optional_params") or {}
         turn = _turn(model, messages, params.get("temperature"))
+        prefix = json.dumps(messages[:-1], default=str)
         with entry.lock:
             entry.calls.append(turn)
+            seen = prefix in entry.prefixes
+            entry.prefixes.add(prefix)
         if entry.latency_s:
             time.sleep(entry.latency_s)
         reply = entry.script(turn)
@@ -128,8 +132,11 @@ class ScriptedLLM(CustomLLM):
         as_json = "response_format" in params or "JSON object" in system
         text = reply if isinstance(reply, str) else _render(reply, as_json)
         prompt_chars = sum(len(str(m.get("content") or "")) for m in messages)
+        # Like a provider with prefix caching: a prompt whose leading messages were sent before reuses them.
+        cached = sum(len(str(m.get("content") or "")) for m in messages[:-1]) // 4 if seen else 0
         usage = Usage(prompt_tokens=prompt_chars // 4 + 1, completion_tokens=len(text) // 4 + 1,
-                      total_tokens=prompt_chars // 4 + len(text) // 4 + 2)
+                      total_tokens=prompt_chars // 4 + len(text) // 4 + 2,
+                      prompt_tokens_details=PromptTokensDetailsWrapper(cached_tokens=cached))
         choice: dict[str, Any] = {"message": {"role": "assistant", "content": text}, "finish_reason": "stop", "index": 0}
         if params.get("logprobs") and logprob is not None:
             choice["logprobs"] = {"content": [{"token": "x", "logprob": logprob, "top_logprobs": []}] * 3}

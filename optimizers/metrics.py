@@ -159,6 +159,7 @@ class Usage:
     cached: int = 0  # calls answered from the LM cache (no model time; tokens estimated)
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_prompt_tokens: int = 0  # of prompt_tokens: taken from the backend's prefix cache
     latency_s: float = 0.0
 
     def add(self, call: Mapping[str, Any]) -> None:
@@ -167,6 +168,7 @@ class Usage:
         self.cached += bool(call.get("cached"))
         self.prompt_tokens += call.get("prompt_tokens") or 0
         self.completion_tokens += call.get("completion_tokens") or 0
+        self.cached_prompt_tokens += call.get("cached_prompt_tokens") or 0
         self.latency_s += call.get("latency_s") or 0.0
 
 

@@ -98,10 +98,12 @@ def mean_logprob(logprobs: Any) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def _sum_usage(usages: Any) -> tuple[int, int]:
+def _sum_usage(usages: Any) -> tuple[int, int, int]:
+    """Prompt, completion and cached prompt tokens (LiteLLM's ``prompt_tokens_details.cached_tokens``)."""
     usages = [u or {} for u in usages]
     return (sum(int(u.get("prompt_tokens") or 0) for u in usages),
-            sum(int(u.get("completion_tokens") or 0) for u in usages))
+            sum(int(u.get("completion_tokens") or 0) for u in usages),
+            sum(int((u.get("prompt_tokens_details") or {}).get("cached_tokens") or 0) for u in usages))
 
 
 def _estimate(lm: dspy.LM) -> tuple[int, int]:
@@ -136,7 +138,7 @@ def _run(job: Job, t0: float) -> Outcome:
             error = _one_line(e)
     billed = _sum_usage(tracker.get_total_tokens().values())
     cached = bool(lm.history) and not any(entry.get("usage") for entry in lm.history)
-    prompt_tokens, completion_tokens = _estimate(lm) if cached else billed
+    prompt_tokens, completion_tokens, cached_prompt_tokens = (*_estimate(lm), 0) if cached else billed
     logprob = None
     if prediction is not None and "logprobs" in prediction:
         logprob = mean_logprob(prediction["logprobs"])
@@ -152,6 +154,7 @@ def _run(job: Job, t0: float) -> Outcome:
         attempts=attempts,
         prompt_tokens=prompt_tokens,
         completion_tokens=completion_tokens,
+        cached_prompt_tokens=cached_prompt_tokens,
         cached=cached,
         mean_logprob=logprob,
         started_s=round(started - t0, 4),

@@ -74,7 +74,8 @@ def render_transcript(t: Transcript, console: Console | None = None) -> None:
         f"status: {t.status}   stop reason: {t.stop_reason}   protocol: {d.protocol if d else '-'}"
         + (f" ({d.note})" if d and d.note else ""),
         f"tally: {d.tally if d else {}}" + (f"   scores: {d.candidates}" if d and d.candidates else ""),
-        f"tokens: {u.prompt_tokens} prompt + {u.completion_tokens} completion in {u.calls} calls"
+        f"tokens: {u.prompt_tokens} prompt ({u.cached_prompt_tokens} cached) + {u.completion_tokens} completion"
+        f" in {u.calls} calls"
         f" ({u.failed_calls} failed)   wall time: {t.wall_s:.2f}s",
     ]
     console.print(Panel("\n".join(lines), title="result", expand=False))

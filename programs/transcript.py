@@ -35,6 +35,7 @@ class Call(BaseModel):
     attempts: int = 1
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_prompt_tokens: int = 0  # prompt tokens the backend took from its prefix (KV) cache, not recomputed
     cached: bool = False  # answered from DSPy's cache: tokens estimated with LiteLLM's counter, not billed
     mean_logprob: float | None = None  # model confidence, when log-probabilities were asked for
     started_s: float = 0.0
@@ -64,6 +65,7 @@ class Usage(BaseModel):
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_prompt_tokens: int = 0  # of prompt_tokens: served from the backend's prefix cache
     calls: int = 0
     failed_calls: int = 0
 
@@ -76,6 +78,7 @@ class Usage(BaseModel):
         return cls(
             prompt_tokens=sum(c.prompt_tokens for c in calls),
             completion_tokens=sum(c.completion_tokens for c in calls),
+            cached_prompt_tokens=sum(c.cached_prompt_tokens for c in calls),
             calls=len(calls),
             failed_calls=sum(not c.ok for c in calls),
         )

@@ -193,7 +193,9 @@ def test_logprobs_in_openai_format() -> None:
     # Only this call needed the instance that keeps every position's logits (and its memory).
     path = local.resolve(MODEL)
     litellm.completion(model=MODEL, messages=[{"role": "user", "content": "Hey"}], max_tokens=2)
-    assert local._MODELS[path, True].llm._logits_all and not local._MODELS[path, False].llm._logits_all
+    with_logits, without = local._MODELS[path, True].contexts.values(), local._MODELS[path, False].contexts.values()
+    assert len(with_logits) == 1 and all(c._logits_all for c in with_logits)
+    assert without and not any(c._logits_all for c in without)
 
 
 @pytest.mark.local_model

@@ -1,0 +1,80 @@
+"""Prefix (KV) reuse: cached prompt tokens counted apart, a warm local context per prompt prefix."""
+
+from __future__ import annotations
+
+import litellm
+import pytest
+
+from madspy import local
+from madspy.evaluation import evaluate
+from madspy.programs import Debate, DebateConfig
+from scripts import by_agent
+
+PERSONAS = [a.persona for a in DebateConfig.default_agents(3)]
+
+
+def test_cached_prompt_tokens_are_counted_apart_per_call_and_in_the_usage(scripted):
+    model = scripted(by_agent(PERSONAS, [["391"], ["391"], ["401", "391"]]))
+    config = DebateConfig.with_agents(3, model=model, rounds=2, concurrency=1, protocol="majority",
+                                      stop={"agreement_gate": None, "stable_rounds": 0})
+    result = Debate(config)(question="What is 17 * 23?")
+    calls = result.transcript.calls()
+    seen: set[tuple[str, bool]] = set()
+    for call in calls:  # the scripted provider caches every message before the last once it has seen them
+        signature = (call.role, call.role == "proposer" and call.round > 0)  # proposers revise after round 0
+        assert (call.cached_prompt_tokens > 0) == (signature in seen), call
+        assert call.cached_prompt_tokens < call.prompt_tokens
+        seen.add(signature)
+    assert result.usage["cached_prompt_tokens"] == sum(c.cached_prompt_tokens for c in calls) > 0
+    assert result.usage["prompt_tokens"] == sum(c.prompt_tokens for c in calls)
+
+
+def test_eval_tables_show_cached_prompt_tokens(scripted, tmp_path):
+    model = scripted(by_agent(PERSONAS, [["7"]] * 3))
+    ev = evaluate("arithmetic", model, ["cot", "debate"], out=tmp_path, n=2, progress=False, cache=False)
+    assert ev.summary.loc["debate", "cached_prompt_tokens"] > 0
+    assert ev.summary.loc["debate", "cached_prompt_tokens"] < ev.summary.loc["debate", "prompt_tokens"]
+    assert "cached_prompt_tokens" in ev.cost.columns
+
+
+def test_prefix_key_and_reused_tokens():
+    system = {"role": "system", "content": "You are a critic."}
+    assert local.prefix_key([system, {"role": "user", "content": "a"}]) == \
+        local.prefix_key([system, {"role": "user", "content": "b"}])
+    assert local.prefix_key([system, {"role": "user", "content": "a"}]) != \
+        local.prefix_key([{"role": "system", "content": "You are a judge."}, {"role": "user", "content": "a"}])
+    assert local.reused_tokens([], [1, 2]) == 0
+    assert local.reused_tokens([1, 2, 3, 4], [1, 2, 5]) == 2
+
+
+def _alternate(model: str) -> list[tuple[str, int, int]]:
+    """Two prompt prefixes, alternating: (reply, prompt tokens, cached prompt tokens) of each call."""
+    prefixes = ["You are a careful calculator. Answer with one number and nothing else. " * 4,
+                "You translate English to French. Reply with the French sentence only. " * 4]
+    out = []
+    for question in ("What is 2 + 3?", "What is 7 * 6?"):
+        for system in prefixes:
+            r = litellm.completion(model=model, max_tokens=8, temperature=0.0,
+                                   messages=[{"role": "system", "content": system},
+                                             {"role": "user", "content": question}])
+            out.append((r.choices[0].message.content, r.usage.prompt_tokens,
+                        r.usage.prompt_tokens_details.cached_tokens))
+    return out
+
+
+@pytest.mark.local_model
+def test_each_prompt_prefix_keeps_a_warm_context_and_answers_do_not_change(monkeypatch):
+    local.register()
+    runs = {}
+    for contexts in ("1", "2"):
+        monkeypatch.setenv("MADSPY_LOCAL_CONTEXTS", contexts)
+        local.close_all()
+        runs[contexts] = _alternate(local.DEFAULT_MODEL)
+    local.close_all()
+    single, warm = runs["1"], runs["2"]
+    assert [reply for reply, _, _ in single] == [reply for reply, _, _ in warm]  # temperature 0: reuse is exact
+    # Calls 3 and 4 repeat the prefixes of calls 1 and 2: a warm context takes the whole system prompt from
+    # its KV cache; one shared context has just served the other prefix, so it reuses only the chat template.
+    for i in (2, 3):
+        assert warm[i][2] > warm[i][1] // 2 > single[i][2], (single, warm)
+    assert warm[0][2] == 0 and all(0 <= cached < prompt for _, prompt, cached in single + warm)
