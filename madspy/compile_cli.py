@@ -30,6 +30,7 @@ LM replies are cached: rerun the same command to resume a stopped compile cheapl
 def _add_debate_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--task", required=True, help="task name (madspy.data.list_tasks())")
     p.add_argument("--model", required=True, help="LiteLLM model string of every role")
+    p.add_argument("--api-base", help="URL of the server behind --model (vLLM, Ollama, llama.cpp's server)")
     p.add_argument("--seed", type=int, default=0, help="seed of the train/dev draw and the optimizer (default 0)")
     p.add_argument("--data-dir", type=Path, help="folder laid out as <data_dir>/<task>/<file>")
     p.add_argument("--max-tokens", type=int, help="completion tokens per call (default: the preset's)")
@@ -78,7 +79,7 @@ def _config_changes(args: argparse.Namespace) -> dict[str, Any]:
     from madspy.cli import set_changes
     from madspy.programs.config import DebateConfig
 
-    changes: dict[str, Any] = {k: getattr(args, k) for k in ("rounds", "protocol", "max_tokens")
+    changes: dict[str, Any] = {k: getattr(args, k) for k in ("rounds", "protocol", "max_tokens", "api_base")
                                if getattr(args, k) is not None}
     if args.agents is not None:
         changes["agents"] = [a.model_dump() for a in DebateConfig.default_agents(args.agents)]
@@ -119,7 +120,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
     from madspy.cli import set_changes
 
-    fixed = set_changes(args.set, {"max_tokens": args.max_tokens} if args.max_tokens is not None else {})
+    fixed = set_changes(args.set, {k: getattr(args, k) for k in ("max_tokens", "api_base") if getattr(args, k)})
     result = search(args.task, args.model, trials=args.trials, storage=args.storage, study=args.study,
                     train=args.train, dev=args.dev, seed=args.seed, data_dir=args.data_dir, out=args.out, **fixed)
     table = Table(title=f"Pareto front of {args.study} ({len(result.study.trials)} trials)")

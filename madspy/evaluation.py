@@ -74,7 +74,7 @@ def is_program_file(spec: str) -> bool:
 
 
 def build_program(spec: str, task: Task, model: str, *, max_tokens: int | None = None,
-                  cache: bool = True) -> Debate:
+                  cache: bool = True, api_base: str | None = None) -> Debate:
     """A ``Debate`` for a preset name (cot, sc, sc:K, du-mad, debate) or a saved program path.
 
     Votes are counted on ``task.normalize``d answers. A preset whose protocol is ``auto``
@@ -85,7 +85,7 @@ def build_program(spec: str, task: Task, model: str, *, max_tokens: int | None =
     >>> len(build_program("sc:3", get_task("arithmetic"), "openai/gpt-4o-mini").config.agents)
     3
     """
-    changes: dict[str, Any] = {"model": model, "cache": cache}
+    changes: dict[str, Any] = {"model": model, "cache": cache, "api_base": api_base}
     if max_tokens is not None:
         changes["max_tokens"] = max_tokens
     if is_program_file(spec):
@@ -215,7 +215,7 @@ def load_rows(path: str | Path) -> list[Row]:
 
 
 # Config fields that change how a program is run, not what it answers: they may differ between resumes.
-_OPERATIONAL = {"cache", "concurrency", "timeout_s", "num_retries"}
+_OPERATIONAL = {"cache", "concurrency", "timeout_s", "num_retries", "api_base"}
 
 
 def program_fingerprint(debate: Debate) -> str:
@@ -327,7 +327,7 @@ def _run_all(programs: dict[str, Debate], examples: list[dspy.Example], task: Ta
 def evaluate(task: str | Task, model: str, programs: Sequence[str], *, out: str | Path, n: int | None = 100,
              seed: int = 0, split: str | None = None, data_dir: str | Path | None = None,
              concurrency: int | None = None, max_tokens: int | None = None, cache: bool = True, progress: bool = True,
-             sc_matched_k: int | None = None) -> Evaluation:
+             sc_matched_k: int | None = None, api_base: str | None = None) -> Evaluation:
     """Run ``programs`` on ``n`` questions of ``task`` and summarize; resumable in ``out``.
 
     When both ``sc`` and ``debate`` are evaluated, ``sc-matched:K`` (self-consistency
@@ -336,7 +336,7 @@ def evaluate(task: str | Task, model: str, programs: Sequence[str], *, out: str 
     ``sc_matched_k`` fixes it up front, so the matched run goes question by question
     alongside the others instead of after them. ``concurrency`` defaults to
     ``questions_in_flight(model)``: a local model's queued questions would count the
-    wait in their wall time.
+    wait in their wall time. ``api_base`` points ``model`` at a server (vLLM, Ollama, llama.cpp's).
 
     >>> # ev = evaluate("arithmetic", "openai/gpt-4o-mini", ["cot", "debate"], n=20, out="runs/arith")
     >>> # print(ev.summary[["accuracy", "tokens"]])
@@ -350,7 +350,8 @@ def evaluate(task: str | Task, model: str, programs: Sequence[str], *, out: str 
     if sc_matched_k is not None and not 1 <= sc_matched_k <= MAX_MATCHED_K:
         raise EvalError(f"--sc-matched-k must be 1..{MAX_MATCHED_K}, got {sc_matched_k}")
     names = list(dict.fromkeys(programs))
-    debates = {name: build_program(name, task, model, max_tokens=max_tokens, cache=cache) for name in names}
+    debates = {name: build_program(name, task, model, max_tokens=max_tokens, cache=cache, api_base=api_base)
+               for name in names}
     report = task.load_with_report(split, data_dir=data_dir, n=n, seed=seed)
     if not report.examples:
         raise EvalError(f"{task.name}: no usable questions ({report.skipped} rows had an unparsable answer)")
@@ -364,7 +365,8 @@ def evaluate(task: str | Task, model: str, programs: Sequence[str], *, out: str 
 
     def matched_program(k: int) -> dict[str, Debate]:
         names.append(f"sc-matched:{k}")
-        program = {names[-1]: build_program(f"sc:{k}", task, model, max_tokens=max_tokens, cache=cache)}
+        program = {names[-1]: build_program(f"sc:{k}", task, model, max_tokens=max_tokens, cache=cache,
+                                                api_base=api_base)}
         _check_programs(out, program)
         return program
 
@@ -478,6 +480,7 @@ def summarize(rows: Sequence[Row], order: Sequence[str] = ()) -> pd.DataFrame:
             "tokens": sum(_tokens(r["usage"]) for r in mine) / len(mine),
             "prompt_tokens": sum(r["usage"].get("prompt_tokens") or 0 for r in mine) / len(mine),
             "completion_tokens": sum(r["usage"].get("completion_tokens") or 0 for r in mine) / len(mine),
+            "cached_prompt_tokens": sum(r["usage"].get("cached_prompt_tokens") or 0 for r in mine) / len(mine),
             "calls": sum(r["usage"].get("calls", 0) for r in mine) / len(mine),
             "wall_s": sum(r["wall_s"] for r in mine) / len(mine),
             "flips_evidence": flips.get("evidence", none).flips,
@@ -495,13 +498,14 @@ def cost_breakdown(rows: Sequence[Row], out: str | Path, order: Sequence[str] = 
 
     One line per (program, ``"role"`` or ``"round"``, role name or round index) with
     calls, cached calls (answered by the LM cache, e.g. a request another program made
-    first: no model time, tokens estimated), prompt_tokens, completion_tokens and
+    first: no model time, tokens estimated), prompt_tokens, cached_prompt_tokens (of those, taken
+    from the backend's prefix cache), completion_tokens and
     latency_s (summed over calls, so concurrent calls add up, and including the time a
     call waited for its model: a local model runs one call at a time) per question.
     Rows without a transcript (invalid input) count as questions that cost nothing.
     """
     out = Path(out)
-    fields = ("calls", "cached", "prompt_tokens", "completion_tokens", "latency_s")
+    fields = ("calls", "cached", "prompt_tokens", "cached_prompt_tokens", "completion_tokens", "latency_s")
     lines = []
     for name in _programs(rows, order):
         mine = [r for r in rows if r["program"] == name]

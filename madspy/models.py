@@ -85,11 +85,13 @@ def make_lm(
     timeout_s: float = 120.0,
     num_retries: int = 3,
     cache: bool = True,
+    api_base: str | None = None,
 ) -> dspy.LM:
     """Build a ``dspy.LM`` routed through LiteLLM.
 
     Timeouts, rate limits and server errors are retried by LiteLLM with exponential
-    backoff (``num_retries``); madspy does not re-implement that.
+    backoff (``num_retries``); madspy does not re-implement that. ``api_base`` points the
+    model at a server (vLLM, Ollama, llama.cpp's server), as LiteLLM's ``api_base``.
     """
     _ensure_provider(model)
     return dspy.LM(
@@ -100,6 +102,7 @@ def make_lm(
         timeout=timeout_s,
         num_retries=num_retries,
         cache=cache,
+        **({"api_base": api_base} if api_base else {}),
     )
 
 

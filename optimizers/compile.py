@@ -276,9 +276,10 @@ def compile_program(
     trainset, devset = split_data(task, train, dev, seed, data_dir)
     # Bootstrapping optimizers keep demos of debates answered right; GEPA and SIMBA need the score itself.
     metric = CompositeMetric(task, weights, budget_tokens, gate_demos=optimizer not in ("gepa", "simba"))
-    task_lm = make_lm(model, temperature=0.0, max_tokens=config.max_tokens, cache=config.cache)
+    task_lm = make_lm(model, temperature=0.0, max_tokens=config.max_tokens, cache=config.cache,
+                      api_base=config.api_base)
     prompt_lm = make_lm(reflection_model or model, temperature=1.0, max_tokens=max(config.max_tokens, 1024),
-                        cache=config.cache)
+                        cache=config.cache, api_base=None if reflection_model else config.api_base)
     # One role call at a time: traces (hence demos) arrive in the same order on every run, so a rerun
     # replays the cache. The saved program keeps the configured concurrency.
     serial = config.updated(concurrency=1)

@@ -130,6 +130,9 @@ class DebateConfig(_Strict):
     """All settings of one debate program."""
 
     model: str = DEFAULT_MODEL
+    api_base: str | None = Field(
+        None, description="URL of the server behind `model` (vLLM, Ollama, llama.cpp's server: an OpenAI-compatible "
+                          "API); roles with a model of their own use LiteLLM's default or environment")
     agents: list[AgentConfig] = Field(default_factory=lambda: DebateConfig.default_agents(3))
     rounds: int = Field(3, ge=1, le=20, description="rounds in all, the independent round 0 included")
     protocol: ProtocolName = Field("auto", description="auto: by task_kind; unset: judge, or majority without resolver")

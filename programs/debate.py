@@ -49,10 +49,10 @@ CONVERGED_REASONS = {"confident_agreement", "referee_converged", "cascade_confid
 
 
 @functools.lru_cache(maxsize=128)
-def _lm(model: str, temperature: float, max_tokens: int, timeout_s: float, num_retries: int, cache: bool) -> dspy.LM:
-    return make_lm(
-        model, temperature=temperature, max_tokens=max_tokens, timeout_s=timeout_s, num_retries=num_retries, cache=cache
-    )
+def _lm(model: str, temperature: float, max_tokens: int, timeout_s: float, num_retries: int, cache: bool,
+        api_base: str | None) -> dspy.LM:
+    return make_lm(model, temperature=temperature, max_tokens=max_tokens, timeout_s=timeout_s,
+                   num_retries=num_retries, cache=cache, api_base=api_base)
 
 
 def format_proposal(p: dspy.Prediction | dict[str, Any]) -> str:
@@ -98,7 +98,8 @@ class Debate(dspy.Module):
 
     def _lm_for(self, model: str | None, temperature: float) -> dspy.LM:
         c = self.config
-        return _lm(model or c.model, temperature, c.max_tokens, c.timeout_s, c.num_retries, c.cache)
+        api_base = c.api_base if model in (None, c.model) else None
+        return _lm(model or c.model, temperature, c.max_tokens, c.timeout_s, c.num_retries, c.cache, api_base)
 
     def _job(self, role: str, agent: int | None, round_: int, predictor: dspy.Predict, model: str | None,
              temperature: float, **inputs: Any) -> Job:
