@@ -176,7 +176,9 @@ def test_errors_in_openai_shape(served):
         assert own.status_code == 404 and own.json() == {"error": "no program 'nope'; this server serves arith, seven"}
 
 
-def test_busy_429_and_timeout_504_without_a_retry(served):
+def test_busy_429_and_timeout_504_without_a_retry(served, scripted):
+    # The first LM call of a process pays LiteLLM's one-time setup (~0.7 s here): pay it before the timed requests.
+    Debate(DebateConfig.with_agents(1, model=scripted(always_seven), rounds=1, cache=False))(question="warm up")
     server, _ = served(latency_s=0.5, max_concurrent=1, timeout_s=0.75)
     with server as url, httpx.Client(base_url=url, headers=AUTH, timeout=10) as http:
         c = client(url)
@@ -208,6 +210,9 @@ def test_busy_429_and_timeout_504_without_a_retry(served):
         stored = http.get(f"/v1/transcripts/{e.value.body['transcript_id']}").json()
         assert stored["status"] == "time_exhausted"
         assert 'madspy_http_requests_total{code="504"} 1' in http.get("/metrics").text
+
+        with pytest.raises(openai.APIError, match="longer than 0.75s"):  # streaming: an error line ends the stream
+            list(c.chat.completions.create(model="arith", messages=user("What is 2 * 2?"), stream=True))
 
 
 def test_litellm_calls_a_program_as_an_openai_model(served):
