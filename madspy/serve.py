@@ -297,6 +297,8 @@ def _validation_message(errors: list[dict[str, Any]]) -> tuple[str, str | None]:
     first = errors[0]
     if first.get("type") == "json_invalid":
         return "the request body is not valid JSON", None
+    if tuple(first.get("loc", ())) == ("body",) and isinstance(first.get("input"), bytes):  # curl -d's form type
+        return "the request body must be JSON, sent with Content-Type: application/json", None
     where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
     return f"invalid request: {where or 'body'}: {first.get('msg')}", where or None
 

@@ -111,7 +111,8 @@ def test_openai_package_streams_rounds_then_the_answer(served):
             model="arith", messages=user("What is 17 * 23?"), stream=True, stream_options={"include_usage": True}))
         assert {chunk.object for chunk in chunks} == {"chat.completion.chunk"}
         assert chunks[0].choices[0].delta.role == "assistant"
-        rounds = [c.model_extra["madspy"]["round"] for c in chunks if "round" in (c.model_extra or {}).get("madspy", {})]
+        extras = [(c.model_extra or {}).get("madspy", {}) for c in chunks]
+        rounds = [extra["round"] for extra in extras if "round" in extra]
         assert [r["index"] for r in rounds] == [0, 1] and rounds[0]["votes"] == {"0": "391", "1": "391"}
         assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "391"
         finish = [c for c in chunks if c.choices and c.choices[0].finish_reason]
@@ -170,6 +171,10 @@ def test_errors_in_openai_shape(served):
         big = httpx.post(f"{url}/v1/chat/completions", headers=AUTH, json={"model": "arith",
                                                                           "messages": user("x" * 70000)})
         assert big.status_code == 413 and big.json()["error"]["code"] == "request_too_large"
+        form_type = {"Content-Type": "application/x-www-form-urlencoded"}  # what curl -d sends
+        form = httpx.post(f"{url}/v1/chat/completions", headers=AUTH | form_type,
+                          content=b'{"model": "arith", "messages": []}')
+        assert form.status_code == 400 and "Content-Type: application/json" in form.json()["error"]["message"]
         unknown = httpx.post(f"{url}/v1/completions", headers=AUTH, json={"model": "arith", "prompt": "hi"})
         assert unknown.status_code == 404 and unknown.json()["error"]["type"] == "invalid_request_error"
         own = httpx.post(f"{url}/v1/debate", headers=AUTH, json={"question": "2 * 2?", "program": "nope"})
