@@ -11,7 +11,9 @@ the question and the debate's answer is ``choices[0].message.content``.
   input fields' values without the markers (one field: its text; several: ``name: value`` paragraphs),
   and the reply is in the same format: the one output field other than ``reasoning`` holds the answer,
   ``reasoning`` (``dspy.ChainOfThought``) an account of the debate. A signature with more output fields
-  is refused (400). Declare the answer field ``str``: a debate's answer is text as the program gave it.
+  is refused (400). The answer goes in as the program gave it: give the field a type it parses as (``str``
+  always does); if it does not parse, DSPy retries with its JSONAdapter, whose JSON ``response_format``
+  gets a 400.
 - **Parameters.** ``stream`` and ``stream_options.include_usage`` are honoured. ``temperature``,
   ``top_p``, ``seed``, ``max_tokens`` and the others in ``IGNORED`` are accepted and ignored: the
   program's config sets every role's temperature and reply length. ``n`` other than 1, ``tools``,
@@ -27,6 +29,11 @@ the question and the debate's answer is ``choices[0].message.content``.
   ``finish_reason`` and the ``madspy`` field, a usage chunk when asked for, then ``data: [DONE]``. An
   error after the stream began (the server's timeout) is a ``data: {"error": ...}`` line, with no
   ``[DONE]``.
+- **Errors.** ``{"error": {"message", "type", "param", "code"}}``: 400 ``invalid_request_error`` naming
+  the ``param``, 401 ``invalid_api_key``, 404 ``model_not_found`` (unknown program), 413
+  ``request_too_large``, 429 ``rate_limit_exceeded`` (all debate slots busy; ``Retry-After``), 504
+  ``timeout`` (with ``transcript_id``, and ``x-should-retry: false`` so the openai package does not
+  start the debate again), 500 ``server_error``.
 
 Example:
     >>> ask = ask_of([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "What is 6 * 7?"}])
