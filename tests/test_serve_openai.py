@@ -47,17 +47,15 @@ def always_seven(turn):
 
 @pytest.fixture
 def served(scripted, tmp_path):
-    """Start a server of two saved programs, ``arith`` (multiplies) and ``seven``; yields (url, arith's model)."""
+    """A server of two saved programs, ``arith`` (multiplies) and ``seven``: (its context manager, arith's model)."""
     def start(latency_s: float = 0.0, **settings):
-        paths = {}
-        for name, script in (("arith", multiplies), ("seven", always_seven)):
-            model = scripted(script, latency_s=latency_s)
-            paths[name] = tmp_path / f"{name}.json"
+        scripts = {"arith": multiplies, "seven": always_seven}
+        models = {name: scripted(script, latency_s=latency_s) for name, script in scripts.items()}
+        paths = {name: tmp_path / f"{name}.json" for name in models}
+        for name, model in models.items():
             save_program(Debate(DebateConfig.with_agents(2, model=model, rounds=3, cache=False)), paths[name])
-            paths.setdefault("model", model)
         config = ServeSettings(**{"db": tmp_path / "t.sqlite3", "api_key": KEY, **settings})
-        model = paths.pop("model")
-        return running(create_app(paths, config)), model
+        return running(create_app(paths, config)), models["arith"]
 
     return start
 
