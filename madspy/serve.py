@@ -1,23 +1,32 @@
-"""Serve a debate program over HTTP: FastAPI app factory, limits, metrics and a uvicorn runner.
+"""Serve debate programs over HTTP: FastAPI app factory, limits, metrics and a uvicorn runner.
 
 Endpoints: ``POST /v1/debate`` (``?stream=true`` or ``POST /v1/debate/stream`` for
 server-sent events, one per finished round), ``GET /v1/transcripts/{id}``,
-``GET /healthz``, ``GET /metrics`` (Prometheus text) and the OpenAPI docs at
-``/docs``. With ``MADSPY_API_KEY`` set every ``/v1`` route and ``/metrics`` needs
-``Authorization: Bearer <key>``; without it the server only binds to loopback.
+``POST /v1/chat/completions`` and ``GET /v1/models`` (the OpenAI API: see
+``madspy.openai_api``), ``GET /healthz``, ``GET /metrics`` (Prometheus text) and the
+OpenAPI docs at ``/docs``. With ``MADSPY_API_KEY`` set every ``/v1`` route and
+``/metrics`` needs ``Authorization: Bearer <key>``; without it the server only binds
+to loopback.
+
+A server holds one or more programs by name: a chat request's ``model`` names one, a
+``/v1/debate`` request's ``program`` (default: the first).
 
 Limits: bodies over ``max_body`` bytes get 413; when ``max_concurrent`` debates
 run, a new one gets 429 at once; a debate slower than ``timeout_s`` gets 504. Every
 debate runs with a time budget of at most ``timeout_s`` (a request may ask for
 less with ``budget_s`` and gets its answer with status ``time_exhausted``), so a
 timed-out debate starts no new step: the calls in flight finish, it is stored
-under the ``transcript_id`` the 504 names, and its slot frees.
+under the ``transcript_id`` the 504 names, and its slot frees. madspy's own routes
+answer errors as ``{"error": "<message>"}``, the OpenAI routes (and unknown ``/v1``
+paths) in OpenAI's shape ``{"error": {"message", "type", "param", "code"}}``.
 
 Example:
     >>> from fastapi.testclient import TestClient
     >>> from madspy.serve import ServeSettings, create_app
-    >>> # app = create_app("compiled/x.json", ServeSettings(db="transcripts.sqlite3"))
+    >>> # app = create_app({"arith": "compiled/x.json"}, ServeSettings(db="transcripts.sqlite3"))
     >>> # TestClient(app).post("/v1/debate", json={"question": "What is 17 * 23?"}).json()["answer"]
+    >>> # TestClient(app).post("/v1/chat/completions", json={"model": "arith", "messages": [
+    >>> #     {"role": "user", "content": "What is 17 * 23?"}]}).json()["choices"][0]["message"]["content"]
 """
 
 from __future__ import annotations
@@ -30,10 +39,11 @@ import os
 import threading
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import asynccontextmanager
+from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -45,6 +55,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.exceptions import HTTPException
 
+from madspy import openai_api
 from madspy.errors import InputError, MadspyError
 from madspy.models import check_question
 from madspy.programs.artifact import load_program
@@ -90,17 +101,23 @@ def check_bind(host: str, api_key: str | None) -> None:
 
 # -- API models ------------------------------------------------------------------
 
-class DebateRequest(BaseModel):
-    """One question; optional per-request changes to the program's config."""
+class DebateOptions(BaseModel):
+    """Per-request changes to a program's config (``/v1/debate``'s fields; a chat request's extra parameters)."""
 
     model_config = ConfigDict(extra="forbid")
-    question: str
     budget_tokens: int | None = Field(None, ge=1, description="hard token budget for this debate")
     budget_s: float | None = Field(None, gt=0, description="seconds for this debate; no step starts after them")
     rounds: int | None = Field(None, ge=1, le=20, description="rounds in all, round 0 included")
     protocol: Literal["majority", "judge"] | None = None
     task_kind: TaskKind | None = Field(
         None, description="reasoning, knowledge or open_ended: picks the protocol of a program whose protocol is auto")
+
+
+class DebateRequest(DebateOptions):
+    """One question for one served program, with optional changes to its config."""
+
+    question: str
+    program: str | None = Field(None, description="which served program debates (default: the first)")
 
 
 class DebateResponse(BaseModel):
@@ -210,7 +227,8 @@ class _Limits:
         try:
             body = await self._body(scope, receive)
             if body is None:
-                return await _send_json(counted_send, 413, {"error": f"request body over {self.max_body} bytes"})
+                body = _error_body(scope["path"], 413, f"request body over {self.max_body} bytes")
+                return await _send_json(counted_send, 413, body)
             replay = [{"type": "http.request", "body": body, "more_body": False}]
 
             async def replayed() -> dict:  # the body once, then the client's own messages (disconnects)
@@ -238,29 +256,94 @@ class _Limits:
         return b"".join(chunks)
 
 
+# -- errors ----------------------------------------------------------------------
+
+MADSPY_ROUTES = ("/v1/debate", "/v1/transcripts/")  # madspy's own /v1 routes, with madspy's error shape
+
+
+def _openai_style(path: str) -> bool:
+    """Whether errors on ``path`` take OpenAI's shape: the OpenAI routes and /v1 paths madspy does not serve."""
+    return path.startswith("/v1/") and not path.startswith(MADSPY_ROUTES)
+
+
+def _error_body(path: str, status: int, message: str, param: str | None = None, code: str | None = None,
+                **extra: Any) -> dict[str, Any]:
+    if _openai_style(path):
+        return openai_api.error_body(status, message, param, code, **extra)
+    return {"error": message, **extra}
+
+
+def _error(request: Request, status: int, message: str, *, headers: dict[str, str] | None = None,
+           **fields: Any) -> JSONResponse:
+    return JSONResponse(_error_body(request.url.path, status, message, **fields), status_code=status,
+                        headers=headers)
+
+
+class UnknownProgram(MadspyError):
+    """A request naming a program this server does not serve (404)."""
+
+
+class DebateTimeout(MadspyError):
+    """A debate still running after the server's timeout (504); it goes on and is stored under ``tid``."""
+
+    def __init__(self, timeout_s: float, tid: str):
+        super().__init__(f"the debate took longer than {timeout_s:g}s; it goes on and will be stored as "
+                         f"/v1/transcripts/{tid}")
+        self.tid = tid
+
+
+def _validation_message(errors: list[dict[str, Any]]) -> tuple[str, str | None]:
+    """A one-line message and the request field at fault."""
+    first = errors[0]
+    if first.get("type") == "json_invalid":
+        return "the request body is not valid JSON", None
+    if tuple(first.get("loc", ())) == ("body",) and isinstance(first.get("input"), bytes):  # curl -d's form type
+        return "the request body must be JSON, sent with Content-Type: application/json", None
+    where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
+    return f"invalid request: {where or 'body'}: {first.get('msg')}", where or None
+
+
 # -- the app ---------------------------------------------------------------------
 
-class _Service:
-    """Per-app state: the base program, store, slots, worker threads and metrics."""
+@dataclass
+class _Running:
+    """A debate started for a request: its transcript id, its result to come and, when streamed, its rounds."""
 
-    def __init__(self, base: Debate, settings: ServeSettings):
-        self.base, self.settings = base, settings
+    tid: str
+    future: Future
+    rounds: asyncio.Queue | None
+
+
+class _Service:
+    """Per-app state: the programs by name, store, slots, worker threads and metrics."""
+
+    def __init__(self, programs: dict[str, Debate], settings: ServeSettings):
+        self.programs, self.settings = programs, settings
         self.store = TranscriptStore(settings.db)
         self.slots = threading.BoundedSemaphore(settings.max_concurrent)
         self.pool = ThreadPoolExecutor(max_workers=settings.max_concurrent, thread_name_prefix="debate")
         self.metrics = Metrics()
 
+    def program(self, name: str | None) -> Debate:
+        """The program served as ``name`` (None: the first); raises UnknownProgram (404)."""
+        if name is None:
+            return next(iter(self.programs.values()))
+        if name not in self.programs:
+            raise UnknownProgram(f"no program {name!r}; this server serves {', '.join(self.programs)}")
+        return self.programs[name]
+
     def prepare(self, req: DebateRequest) -> tuple[Debate, str]:
         """The per-request debate and checked question; raises InputError (400) on bad input."""
+        base = self.program(req.program)
         asked = {"rounds": req.rounds, "protocol": req.protocol, "task_kind": req.task_kind}
         changes = {k: v for k, v in asked.items() if v is not None}
         ceiling = self.settings.budget_tokens
         budget = min(filter(None, (req.budget_tokens, ceiling)), default=None)
         if budget is not None:
             changes["budget_tokens"] = budget
-        changes["budget_s"] = min(filter(None, (req.budget_s, self.base.config.budget_s, self.settings.timeout_s)))
+        changes["budget_s"] = min(filter(None, (req.budget_s, base.config.budget_s, self.settings.timeout_s)))
         try:
-            debate = fork(self.base, **changes)
+            debate = fork(base, **changes)
         except ValidationError as e:
             raise InputError(f"invalid debate settings: {e.errors()[0]['msg']}") from None
         question = req.question
@@ -268,13 +351,18 @@ class _Service:
             question = check_question(question, model, debate.config.max_tokens)
         return debate, question
 
-    def start(self, debate: Debate, question: str, tid: str,
-              on_round: Callable[[Round], None] | None = None) -> Future:
-        """Run the debate in a worker thread, holding a slot; 429 when none is free."""
+    def launch(self, req: DebateRequest, stream: bool) -> _Running:
+        """Start the debate ``req`` asks for in a worker thread, holding a slot.
+
+        Raises InputError (400) or UnknownProgram (404) on a bad request, HTTPException 429 when no slot is free.
+        """
+        debate, question = self.prepare(req)
         if not self.slots.acquire(blocking=False):
             raise HTTPException(429, f"all {self.settings.max_concurrent} debate slots are busy; retry later",
                                 headers={"Retry-After": "1"})
         self.metrics.running(+1)
+        tid, rounds = new_id(), asyncio.Queue() if stream else None
+        on_round = self._forward_rounds(rounds) if rounds is not None else None
 
         def work() -> dspy.Prediction:
             try:
@@ -286,31 +374,49 @@ class _Service:
                 self.metrics.running(-1)
                 self.slots.release()
 
-        return self.pool.submit(work)
+        return _Running(tid, self.pool.submit(work), rounds)
 
-    async def events(self, future: Future, tid: str, rounds: asyncio.Queue) -> AsyncIterator[str]:
-        """Server-sent events: ``round`` per finished round, then ``result`` (or ``error``).
+    @staticmethod
+    def _forward_rounds(rounds: asyncio.Queue) -> Callable[[Round], None]:
+        loop = asyncio.get_running_loop()
 
-        A client that leaves mid-stream stops only the events: the debate finishes and is stored.
+        def on_round(rnd: Round) -> None:  # called in the worker thread
+            data = rnd.model_dump(mode="json")
+            try:
+                loop.call_soon_threadsafe(rounds.put_nowait, data)
+            except RuntimeError:  # the event loop is gone (server stopping): nobody listens
+                pass
+
+        return on_round
+
+    async def outcome(self, run: _Running) -> dspy.Prediction:
+        """The debate's result; DebateTimeout after ``timeout_s`` (the debate goes on: it is never cancelled)."""
+        try:
+            return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(run.future)), self.settings.timeout_s)
+        except asyncio.TimeoutError:
+            raise DebateTimeout(self.settings.timeout_s, run.tid) from None
+
+    async def progress(self, run: _Running) -> AsyncIterator[tuple[str, Any]]:
+        """``("round", round as JSON data)`` per finished round, then ``("result", prediction)``.
+
+        Raises DebateTimeout after ``timeout_s``. A client that leaves mid-stream stops only the
+        events: the debate finishes and is stored.
         """
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.settings.timeout_s
-        finished = asyncio.wrap_future(future)  # never cancelled: that would cancel the debate's slot
+        finished = asyncio.wrap_future(run.future)  # never cancelled: that would cancel the debate's slot
         getter: asyncio.Future | None = None
         try:
-            while not finished.done() or not rounds.empty():
-                getter = getter or asyncio.ensure_future(rounds.get())
+            while not finished.done() or not run.rounds.empty():
+                getter = getter or asyncio.ensure_future(run.rounds.get())
                 done, _ = await asyncio.wait({getter, finished}, timeout=max(deadline - loop.time(), 0),
                                              return_when=asyncio.FIRST_COMPLETED)
                 if not done:
-                    yield _sse("error", _timeout_body(self.settings.timeout_s, tid))
-                    return
+                    raise DebateTimeout(self.settings.timeout_s, run.tid)
                 if getter in done:
-                    yield _sse("round", getter.result())
+                    yield "round", getter.result()
                     getter = None
-            yield _sse("result", _response(finished.result(), tid).model_dump())
-        except Exception as e:  # the stream is open: errors become events, not statuses
-            yield _sse("error", {"error": str(e) if isinstance(e, MadspyError) else "internal error"})
+            yield "result", finished.result()
         finally:
             if getter is not None:
                 getter.cancel()
@@ -325,30 +431,99 @@ def _response(result: dspy.Prediction, tid: str) -> DebateResponse:
                           stop_reason=result.stop_reason, usage=result.usage, transcript_id=tid)
 
 
-def _timeout_body(timeout_s: float, tid: str) -> dict[str, Any]:
-    return {"error": f"the debate took longer than {timeout_s:g}s; it goes on and will be stored as "
-                     f"/v1/transcripts/{tid}", "transcript_id": tid}
+async def _debate_events(service: _Service, run: _Running) -> AsyncIterator[str]:
+    """``/v1/debate``'s server-sent events: ``round`` per finished round, then ``result`` (or ``error``)."""
+    try:
+        async with aclosing(service.progress(run)) as events:
+            async for kind, data in events:
+                yield _sse(kind, data if kind == "round" else _response(data, run.tid).model_dump())
+    except Exception as e:  # the stream is open: errors become events, not statuses
+        extra = {"transcript_id": e.tid} if isinstance(e, DebateTimeout) else {}
+        yield _sse("error", {"error": str(e) if isinstance(e, MadspyError) else "internal error", **extra})
 
 
-def _error(status: int, message: str, **extra: Any) -> JSONResponse:
-    return JSONResponse({"error": message, **extra}, status_code=status)
+# -- the OpenAI chat-completions route ----------------------------------------------
+
+def _account(result: dspy.Prediction, tid: str) -> str:
+    """A debate in one sentence: the ``reasoning`` a DSPy ChainOfThought caller receives."""
+    t = result.transcript
+    protocol = t.decision.protocol if t.decision else "no protocol"
+    return (f"A debate of {len(t.config.get('agents', []))} agents over {len(t.rounds)} rounds decided "
+            f"{result.answer!r} by {protocol} with confidence {result.confidence:.2f}: status {result.status}, "
+            f"stopped by {result.stop_reason}. Transcript: /v1/transcripts/{tid}")
 
 
-def _validation_message(errors: list[dict[str, Any]]) -> str:
-    first = errors[0]
-    if first.get("type") == "json_invalid":
-        return "the request body is not valid JSON"
-    where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
-    return f"invalid request: {where or 'body'}: {first.get('msg')}"
+def _chat_extra(result: dspy.Prediction, tid: str) -> dict[str, Any]:
+    """The ``madspy`` field of a chat reply: answer, confidence, status, stop reason, transcript id."""
+    return _response(result, tid).model_dump(exclude={"usage"})
 
 
-def create_app(program: str | Path | Debate, settings: ServeSettings | None = None) -> FastAPI:
-    """A FastAPI app serving ``program`` (a saved program path, or a ``Debate`` whose state is forked per request).
+async def _chat_chunks(service: _Service, run: _Running, model: str, ask: openai_api.Ask,
+                       include_usage: bool) -> AsyncIterator[str]:
+    """The chat stream: role, a content-less chunk per round, the answer, the finish, usage if asked, [DONE]."""
+    yield openai_api.chunk(run.tid, model, {"role": "assistant", "content": ""})
+    try:
+        async with aclosing(service.progress(run)) as events:
+            async for kind, data in events:
+                if kind == "round":
+                    yield openai_api.chunk(run.tid, model, {"content": ""}, madspy={"round": data})
+                else:
+                    result = data
+    except Exception as e:  # the stream is open: errors become data lines, as OpenAI streams them
+        if isinstance(e, DebateTimeout):
+            body = openai_api.error_body(504, str(e), transcript_id=e.tid)
+        else:
+            body = openai_api.error_body(500, str(e) if isinstance(e, MadspyError) else "internal error")
+        yield openai_api.data_line(body)
+        return
+    content = openai_api.reply_content(ask, result.answer, _account(result, run.tid))
+    if content is not None:
+        yield openai_api.chunk(run.tid, model, {"content": content})
+    yield openai_api.chunk(run.tid, model, {}, "stop", madspy=_chat_extra(result, run.tid))
+    if include_usage:
+        yield openai_api.chunk(run.tid, model, None, usage=openai_api.usage(result.usage))
+    yield openai_api.data_line("[DONE]")
 
-    >>> # app = create_app("compiled/x.json", ServeSettings(max_concurrent=2, timeout_s=60))
+
+def _created(program: Debate, default: int) -> int:
+    """When a program was saved (its manifest's ``created``), as Unix seconds."""
+    try:
+        return int(datetime.fromisoformat(program.manifest["created"]).timestamp())
+    except (KeyError, TypeError, ValueError):
+        return default
+
+
+# -- the app factory ----------------------------------------------------------------
+
+ProgramSource = str | Path | Debate
+
+
+def name_programs(programs: ProgramSource | Mapping[str, ProgramSource]) -> dict[str, ProgramSource]:
+    """Programs by the name clients call them: a mapping as given, one path by its file stem, a Debate ``debate``.
+
+    >>> name_programs("compiled/arithmetic-smollm2.json")
+    {'arithmetic-smollm2': 'compiled/arithmetic-smollm2.json'}
+    """
+    if isinstance(programs, Mapping):
+        named = dict(programs)
+    else:
+        named = {"debate" if isinstance(programs, Debate) else Path(programs).stem: programs}
+    if not named:
+        raise ServeError("no program to serve")
+    return named
+
+
+def create_app(programs: ProgramSource | Mapping[str, ProgramSource], settings: ServeSettings | None = None) -> FastAPI:
+    """A FastAPI app serving ``programs``: saved program paths or ``Debate`` objects (forked per request).
+
+    Name several with a mapping; a single path is named after its file stem.
+
+    >>> # app = create_app({"arith": "compiled/x.json", "gsm8k": "compiled/y.json"}, ServeSettings(timeout_s=60))
     """
     settings = settings or ServeSettings()
-    service = _Service(program if isinstance(program, Debate) else load_program(program), settings)
+    loaded = {name: p if isinstance(p, Debate) else load_program(p) for name, p in name_programs(programs).items()}
+    service = _Service(loaded, settings)
+    started = int(time.time())
     bearer = HTTPBearer(auto_error=False)
 
     def authorized(credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> None:
@@ -371,43 +546,42 @@ def create_app(program: str | Path | Debate, settings: ServeSettings | None = No
     app.add_middleware(_Limits, max_body=settings.max_body, metrics=service.metrics)
 
     @app.exception_handler(HTTPException)
-    async def http_error(_: Request, e: HTTPException) -> JSONResponse:
-        return JSONResponse({"error": e.detail}, status_code=e.status_code, headers=e.headers)
+    async def http_error(request: Request, e: HTTPException) -> JSONResponse:
+        return _error(request, e.status_code, str(e.detail), headers=e.headers)
 
     @app.exception_handler(RequestValidationError)
-    async def invalid(_: Request, e: RequestValidationError) -> JSONResponse:
-        return _error(422, _validation_message(list(e.errors())), detail=json.loads(json.dumps(
-            list(e.errors()), default=str)))
+    async def invalid(request: Request, e: RequestValidationError) -> JSONResponse:
+        message, where = _validation_message(list(e.errors()))
+        if _openai_style(request.url.path):
+            return _error(request, 400, message, param=where)
+        return _error(request, 422, message, detail=json.loads(json.dumps(list(e.errors()), default=str)))
 
     @app.exception_handler(MadspyError)
-    async def bad_input(_: Request, e: MadspyError) -> JSONResponse:
-        return _error(400, str(e))
+    async def bad_input(request: Request, e: MadspyError) -> JSONResponse:
+        return _error(request, 400, str(e), param=getattr(e, "param", None))
 
-    async def run_debate(req: DebateRequest, stream: bool) -> DebateResponse | StreamingResponse | JSONResponse:
-        debate, question = service.prepare(req)
-        tid = new_id()
+    @app.exception_handler(UnknownProgram)
+    async def unknown_program(request: Request, e: UnknownProgram) -> JSONResponse:
+        return _error(request, 404, str(e), param="model", code="model_not_found")
+
+    @app.exception_handler(DebateTimeout)
+    async def timed_out(request: Request, e: DebateTimeout) -> JSONResponse:
+        # x-should-retry: the openai package would otherwise retry a 504 and start the debate again.
+        return _error(request, 504, str(e), headers={"x-should-retry": "false"}, transcript_id=e.tid)
+
+    @app.exception_handler(Exception)
+    async def internal(request: Request, _: Exception) -> JSONResponse:
+        return _error(request, 500, "internal error")
+
+    async def run_debate(req: DebateRequest, stream: bool) -> DebateResponse | StreamingResponse:
+        run = service.launch(req, stream)
         if stream:
-            loop, rounds = asyncio.get_running_loop(), asyncio.Queue()
-
-            def on_round(rnd: Round) -> None:
-                data = rnd.model_dump(mode="json")
-                try:
-                    loop.call_soon_threadsafe(rounds.put_nowait, data)
-                except RuntimeError:  # the event loop is gone (server stopping): nobody listens
-                    pass
-
-            future = service.start(debate, question, tid, on_round)
-            return StreamingResponse(service.events(future, tid, rounds), media_type="text/event-stream",
+            return StreamingResponse(_debate_events(service, run), media_type="text/event-stream",
                                      headers={"Cache-Control": "no-cache"})
-        future = service.start(debate, question, tid)
-        try:
-            result = await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), settings.timeout_s)
-        except asyncio.TimeoutError:
-            return JSONResponse(_timeout_body(settings.timeout_s, tid), status_code=504)
-        return _response(result, tid)
+        return _response(await service.outcome(run), run.tid)
 
     @app.post("/v1/debate", response_model=DebateResponse, dependencies=[Depends(authorized)],
-              responses={400: {}, 401: {}, 413: {}, 422: {}, 429: {}, 504: {}})
+              responses={400: {}, 401: {}, 404: {}, 413: {}, 422: {}, 429: {}, 504: {}})
     async def debate(req: DebateRequest, stream: bool = False):
         """Debate one question; with ``?stream=true``, server-sent events per round."""
         return await run_debate(req, stream)
@@ -417,6 +591,41 @@ def create_app(program: str | Path | Debate, settings: ServeSettings | None = No
     async def debate_stream(req: DebateRequest):
         """Debate one question, streaming ``round`` events, then ``result`` (or ``error``)."""
         return await run_debate(req, stream=True)
+
+    @app.post("/v1/chat/completions", dependencies=[Depends(authorized)],
+              responses={200: {"content": {"text/event-stream": {}}}, 400: {}, 401: {}, 404: {}, 413: {}, 429: {},
+                         504: {}})
+    async def chat_completions(chat: openai_api.ChatRequest):
+        """OpenAI chat completions: ``model`` names a served program, the last user message is the question."""
+        options = chat.check(own=DebateOptions.model_fields)
+        ask = openai_api.ask_of(chat.messages)
+        try:
+            req = DebateRequest(question=ask.question, program=chat.model, **options)
+        except ValidationError as e:
+            raise openai_api.ChatRequestError(*_validation_message(list(e.errors()))) from None
+        run = service.launch(req, chat.stream)
+        if chat.stream:
+            return StreamingResponse(_chat_chunks(service, run, chat.model, ask, chat.include_usage),
+                                     media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+        result = await service.outcome(run)
+        content = openai_api.reply_content(ask, result.answer, _account(result, run.tid))
+        return openai_api.completion(run.tid, chat.model, content, result.usage, _chat_extra(result, run.tid))
+
+    @app.get("/v1/models", dependencies=[Depends(authorized)])
+    async def models() -> dict[str, Any]:
+        """The served programs, as OpenAI's model list; ``madspy.model`` is the LM each debates with."""
+        return {"object": "list", "data": [model_card(name) for name in service.programs]}
+
+    @app.get("/v1/models/{name}", dependencies=[Depends(authorized)])
+    async def model(name: str) -> dict[str, Any]:
+        """One served program, as an OpenAI model."""
+        service.program(name)
+        return model_card(name)
+
+    def model_card(name: str) -> dict[str, Any]:
+        program = service.programs[name]
+        return openai_api.model_card(name, _created(program, started), madspy={
+            "model": program.config.model, "task": program.manifest.get("task")})
 
     @app.get("/v1/transcripts/{tid}", dependencies=[Depends(authorized)])
     async def transcript(tid: str) -> dict[str, Any]:
@@ -428,8 +637,9 @@ def create_app(program: str | Path | Debate, settings: ServeSettings | None = No
 
     @app.get("/healthz")
     async def healthz() -> dict[str, Any]:
-        """Liveness, the served model and free debate slots."""
-        return {"status": "ok", "model": service.base.config.model,
+        """Liveness, the served programs' models and free debate slots (``model``: the first program's)."""
+        return {"status": "ok", "model": service.program(None).config.model,
+                "programs": {name: p.config.model for name, p in service.programs.items()},
                 "running": service.metrics.in_flight, "max_concurrent": settings.max_concurrent}
 
     @app.get("/metrics", response_class=PlainTextResponse, dependencies=[Depends(authorized)])
@@ -440,9 +650,9 @@ def create_app(program: str | Path | Debate, settings: ServeSettings | None = No
     return app
 
 
-def serve(program: str | Path, settings: ServeSettings) -> None:
+def serve(programs: ProgramSource | Mapping[str, ProgramSource], settings: ServeSettings) -> None:
     """Run the app on uvicorn until interrupted (refuses a non-loopback host without an API key)."""
     import uvicorn
 
     check_bind(settings.host, settings.api_key)
-    uvicorn.run(create_app(program, settings), host=settings.host, port=settings.port, log_level="info")
+    uvicorn.run(create_app(programs, settings), host=settings.host, port=settings.port, log_level="info")

@@ -2,12 +2,14 @@
 
 Example:
     $ MADSPY_API_KEY=... madspy serve --program compiled/x.json --host 0.0.0.0
+    $ madspy serve --program arith=compiled/x.json --program gsm8k=compiled/y.json   # two programs by name
     $ madspy ab --a compiled/x.json --b handwritten --task arithmetic --model openai/gpt-4o-mini --n 50
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,9 +22,38 @@ if TYPE_CHECKING:
     from madspy.programs.transcript import Transcript
 
 
+PROGRAM_NAME = re.compile(r"[A-Za-z0-9][\w.:-]*")
+
+
+def parse_programs(specs: list[str]) -> dict[str, Path]:
+    """``--program`` values by name: ``NAME=PATH`` (NAME of letters, digits, ``._:-``), else a path named by its stem.
+
+    >>> for name, path in parse_programs(["arith=compiled/a.json", "compiled/gsm8k.json", "runs/k=2/p.json"]).items():
+    ...     print(name, path)
+    arith compiled/a.json
+    gsm8k compiled/gsm8k.json
+    p runs/k=2/p.json
+    """
+    from madspy.errors import InputError
+
+    programs: dict[str, Path] = {}
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        if not sep or not PROGRAM_NAME.fullmatch(name):
+            name, path = Path(spec).stem, spec
+        if not name or not path:
+            raise InputError(f"--program expects NAME=PATH or PATH, got {spec!r}")
+        if name in programs:
+            raise InputError(f"two programs named {name!r}: name them with --program NAME=PATH")
+        programs[name] = Path(path)
+    return programs
+
+
 def add_serve(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("serve", help="serve a program over HTTP (FastAPI + uvicorn)")
-    p.add_argument("--program", type=Path, required=True, help="a saved program (JSON)")
+    p = sub.add_parser("serve", help="serve programs over HTTP: madspy's API and OpenAI's chat completions")
+    p.add_argument("--program", action="append", required=True, metavar="[NAME=]PATH",
+                   help="a saved program (JSON), served as NAME (the model of a chat request; default: the file "
+                        "stem); repeat to serve several, the first answers /v1/debate requests naming none")
     p.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1; others need "
                                                        "MADSPY_API_KEY)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
@@ -43,7 +74,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settings = ServeSettings(host=args.host, port=args.port, db=args.db, max_concurrent=args.max_concurrent,
                              timeout_s=args.timeout, max_body=args.max_body, budget_tokens=args.budget_tokens)
     check_bind(settings.host, settings.api_key)  # before loading anything
-    serve(args.program, settings)
+    serve(parse_programs(args.program), settings)
     return 0
 
 

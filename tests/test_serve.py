@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import httpx
 import pytest
-import uvicorn
 from fastapi.testclient import TestClient
 
 from madspy.cli import main
@@ -19,6 +15,7 @@ from madspy.programs import Debate, DebateConfig
 from madspy.programs.artifact import save_program
 from madspy.serve import ServeError, ServeSettings, check_bind, create_app
 from scripts import critique, proposal, resolution
+from servers import running
 
 KEY = "s3cret"
 AUTH = {"Authorization": f"Bearer {KEY}"}
@@ -48,24 +45,6 @@ def program(scripted, tmp_path):
 
 def settings(tmp_path, **changes) -> ServeSettings:
     return ServeSettings(**{"db": tmp_path / "t.sqlite3", "api_key": KEY, **changes})
-
-
-@contextmanager
-def running(app) -> Iterator[str]:
-    """Serve ``app`` with uvicorn on a free localhost port in a thread."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
 
 
 def wait_idle(client, timeout: float = 10.0) -> None:
