@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,6 +19,7 @@ from pydantic import ValidationError
 
 from madspy.compile_cli import add_compile, add_search
 from madspy.errors import InputError, MadspyError
+from madspy.programs.config import ConfigError
 from madspy.eval_cli import add_bench, add_compare, add_eval, add_redecide, add_summary
 from madspy.serve_cli import add_ab, add_export_pairs, add_port, add_report, add_serve, add_show
 
@@ -239,19 +241,30 @@ COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
 ]
 
 
+def flag_of(parser: argparse.ArgumentParser, command: str, field: str) -> str:
+    """How ``command`` reaches config ``field``: its flag and the field (``--max-tokens (max_tokens)``), else the field.
+
+    >>> flag_of(build_parser(), "eval", "max_tokens"), flag_of(build_parser(), "run", "stop.agreement_gate")
+    ('--max-tokens (max_tokens)', '--agreement-gate (stop.agreement_gate)')
+    """
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    flags = {a.dest: a.option_strings[0] for a in commands[command]._actions if a.option_strings}
+    return f"{flags[field]} ({field})" if field in flags else field
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    # DSPy warns on stderr about every reply cut at max_tokens; the transcript records what failed.
+    logging.getLogger("dspy.clients.lm").setLevel(logging.ERROR)
     try:
         return args.handler(args)
+    except (ConfigError, ValidationError) as e:  # a setting out of range: name the flag, the field and the range
+        error = e if isinstance(e, ConfigError) else ConfigError.of(e)
+        print(f"madspy: error: {flag_of(parser, args.command, error.field)}: {error.reason}", file=sys.stderr)
+        return 2
     except MadspyError as e:
         print(f"madspy: error: {e}", file=sys.stderr)
-        return 2
-    except ValidationError as e:
-        err = e.errors()[0]
-        path = ".".join(map(str, err["loc"]))
-        flags = RUN_OPTIONS if args.command == "run" else {}  # other commands reach fields by --set
-        flag = next((f"{flag} ({path})" for flag, (field, _, _) in flags.items() if field == path), path)
-        print(f"madspy: error: {flag or 'config'}: {err['msg']}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("madspy: interrupted", file=sys.stderr)

@@ -44,11 +44,11 @@ from madspy.data import Task, get_task
 from madspy.errors import InputError
 from madspy.models import one_call_at_a_time
 from madspy.optimizers import metrics
-from madspy.programs.answers import strip_echo
+from madspy.programs.answers import clean_answer
 from madspy.programs.artifact import content_digest, load_program
 from madspy.programs.credit import CreditLedger
 from madspy.programs.debate import Debate
-from madspy.programs.presets import PRESETS, preset
+from madspy.programs.presets import PRESETS, is_preset, preset
 from madspy.programs.transcript import Transcript
 
 CORRECT_AT = 0.5
@@ -92,11 +92,10 @@ def build_program(spec: str, task: Task, model: str, *, max_tokens: int | None =
         debate = load_program(spec, **changes)
         debate.normalize = task.normalize
         return debate
-    try:
-        config = preset(spec, **changes)
-    except ValueError:
+    if not is_preset(spec):
         raise EvalError(f"unknown program {spec!r}: not a preset ({', '.join(PRESETS)}, sc:K) "
-                        "and not a program file (*.json)") from None
+                        "and not a program file (*.json)")
+    config = preset(spec, **changes)  # a value out of range raises ConfigError naming its field
     return Debate(config.for_task_kind(task.task_kind), normalize=task.normalize)
 
 
@@ -146,7 +145,7 @@ def debate_trace(transcript: Transcript, is_correct: Callable[[str], bool],
             if not call.ok or call.output is None or call.agent is None:
                 continue
             if call.role == "proposer":
-                answer = strip_echo(str(call.output.get("answer") or ""))  # as the debate counted it
+                answer = clean_answer(str(call.output.get("answer") or ""))  # as the debate counted it
                 latest[call.agent] = {"round": rnd.index, "agent": call.agent, "answer": answer,
                                       "correct": is_correct(answer)}
                 if normalize is not None:

@@ -262,21 +262,29 @@ def reused_tokens(before: Sequence[int], prompt: Sequence[int]) -> int:
 # Lists of strings (reasoning steps) stay long enough for multi-step problems: 3 steps
 # cost Qwen2.5-1.5B the first GSM8K question; lists of objects (critic issues) are
 # costly per item and stay short.
-# An `answer` field may be long (21% of WMT22 zh-en references pass 200 characters, the
-# longest is 887), so it gets its own, larger bound.
+# An answer field holds the final answer only: one line that starts with a character an
+# answer can start with (SmolLM2-135M filled an unconstrained one with "" or ",", or with
+# "0.0}" and a markdown essay with a code block). It may be long (21% of WMT22 zh-en
+# references pass 200 characters, the longest is 887), so it gets its own, larger bound.
 MAX_ITEMS = 8
 MAX_OBJECT_ITEMS = 3
 MAX_STRING_CHARS = 200
 MAX_ANSWER_CHARS = 1000
+ANSWER_FIELDS = ("answer", "final_answer")
+# JSON string content, as llama.cpp's schema converter reads a pattern: no raw quote, backslash,
+# backtick or line break; an escaped backslash or quote (LaTeX, quoted titles) is fine.
+_ANSWER_FIRST = r'([^ \n\r\t"\\`{}\[\],:]|\\\\)'  # not blank, not JSON debris; a LaTeX backslash is fine
+_ANSWER_CHAR = r'([^\n\r\t"\\`]|\\\\|\\")'
+ANSWER_PATTERN = rf"^{_ANSWER_FIRST}{_ANSWER_CHAR}{{0,{MAX_ANSWER_CHARS - 1}}}$"
 
 
 def bounded(schema: Any, max_chars: int = MAX_STRING_CHARS) -> Any:
-    """A copy of a JSON schema whose arrays and strings have an upper bound.
+    """A copy of a JSON schema whose arrays and strings have an upper bound; answer fields are one line.
 
     >>> props = bounded({"type": "object", "properties": {"answer": {"type": "string"},
     ...                                                   "steps": {"type": "array", "items": {"type": "string"}}}})
-    >>> props["properties"]["answer"], props["properties"]["steps"]
-    ({'type': 'string', 'maxLength': 1000}, {'type': 'array', 'items': {'type': 'string', 'maxLength': 200}, 'maxItems': 8})
+    >>> props["properties"]["answer"]["pattern"] == ANSWER_PATTERN, props["properties"]["steps"]
+    (True, {'type': 'array', 'items': {'type': 'string', 'maxLength': 200}, 'maxItems': 8})
     """
     if isinstance(schema, list):
         return [bounded(s) for s in schema]
@@ -294,9 +302,15 @@ def bounded(schema: Any, max_chars: int = MAX_STRING_CHARS) -> Any:
 
 
 def _bounded_properties(properties: dict[str, Any]) -> dict[str, Any]:
-    """``bounded`` for each property (keyed by name, not by schema keyword); ``answer`` gets the larger bound."""
-    return {name: bounded(sub, MAX_ANSWER_CHARS if name == "answer" else MAX_STRING_CHARS)
-            for name, sub in properties.items()}
+    """``bounded`` for each property (keyed by name, not by schema keyword); answer fields get ``ANSWER_PATTERN``."""
+    return {name: _answer(sub) if name in ANSWER_FIELDS else bounded(sub) for name, sub in properties.items()}
+
+
+def _answer(schema: Any) -> Any:
+    """A string answer field as one line of at most ``MAX_ANSWER_CHARS`` (its pattern carries the bound)."""
+    if not isinstance(schema, dict) or schema.get("type") != "string" or "enum" in schema:
+        return bounded(schema)
+    return {**schema, "pattern": ANSWER_PATTERN}
 
 
 def llama_response_format(response_format: Any) -> dict | None:

@@ -1,10 +1,10 @@
 """Turn an agent's free-text answer into the key votes are counted on.
 
 Example:
-    >>> from madspy.programs.answers import normalize_answer, strip_echo
+    >>> from madspy.programs.answers import clean_answer, normalize_answer
     >>> normalize_answer(" $1,200.00. "), normalize_answer("Yes!"), normalize_answer("  ")
     ('1200', 'yes', None)
-    >>> strip_echo("answer: 8 (confidence 0.95)")
+    >>> clean_answer("answer: 8 (confidence 0.95)")
     '8'
 """
 
@@ -47,6 +47,29 @@ def strip_echo(answer: str) -> str:
     """
     stripped = _ECHOED_CONFIDENCE.sub("", _ECHOED_LABEL.sub("", answer, count=1)).strip()
     return stripped or answer.strip()
+
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_DEBRIS = " \t\"'`*{}[],"
+
+
+def clean_answer(answer: str) -> str:
+    r"""The final answer only: the first line of text, without code fences, JSON debris or echoed decoration.
+
+    An answer field is meant to hold a short answer; small models fill it with more (SmolLM2-135M wrote
+    ``0.0}`` followed by a markdown essay with a code block). What precedes the first line break is
+    kept, without the brackets, quotes and markdown emphasis around it, and without ``strip_echo``'s
+    decoration. An answer that is nothing but debris is left as it is.
+
+    >>> clean_answer('0.0}\n\nThis is how you can implement it.\n\n```python\nimport json\n```')
+    '0.0'
+    >>> clean_answer("```\n391\n```"), clean_answer("**C**"), clean_answer('"Paris",'), clean_answer("{ ")
+    ('391', 'C', 'Paris', '{')
+    """
+    lines = [line for line in str(answer).splitlines() if line.strip() and not _FENCE.match(line)]
+    first = lines[0] if lines else str(answer)
+    cleaned = strip_echo(first.strip(_DEBRIS)).strip(_DEBRIS)
+    return cleaned or str(answer).strip()
 
 
 def format_tally(counts: dict[str, int]) -> str:

@@ -27,7 +27,7 @@ from pydantic_core import to_jsonable_python
 
 from madspy.errors import ProgramFileError
 from madspy.models import portable_model
-from madspy.programs.config import DebateConfig
+from madspy.programs.config import ConfigError, DebateConfig
 from madspy.programs.debate import Debate
 
 FORMAT = "madspy.program/1"
@@ -127,10 +127,10 @@ def load_program(path: str | Path, **config_overrides: Any) -> Debate:
     if content_digest(body) != document["sha256"]:
         raise ProgramFileError(f"{path} does not match its sha256: it was edited or corrupted after saving")
     try:
-        config = DebateConfig.model_validate(document["config"]).updated(**config_overrides)
+        saved = DebateConfig.model_validate(document["config"])
     except ValidationError as e:
-        raise ProgramFileError(f"{path} has an invalid config: {e.errors()[0]['msg']} at "
-                               f"{'.'.join(map(str, e.errors()[0]['loc']))}") from None
+        raise ProgramFileError(f"{path} has an invalid config: {ConfigError.of(e)}") from None
+    config = saved.updated(**config_overrides)  # an override out of range raises ConfigError naming its field
     debate = Debate(config)
     predictors = dict(debate.named_predictors())
     unknown = document["roles"].keys() - predictors.keys()

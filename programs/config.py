@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from madspy.errors import InputError
 
 from madspy.models import DEFAULT_MODEL
 from madspy.programs.protocols import DEFAULT_FOR_TASK_KIND
@@ -35,6 +37,30 @@ TaskKind = Literal["reasoning", "knowledge", "open_ended"]
 MemoryPolicy = Literal["previous", "full", "summary", "mask_strict", "mask_lenient", "mask_objective"]
 EchoReaction = Literal["none", "devils_advocate", "stop"]
 Topology = Literal["all", "ring", "groups"]
+
+
+class ConfigError(InputError):
+    """A setting out of its range or of the wrong kind; ``field`` is its dotted path (``critic.temperature``)."""
+
+    def __init__(self, field: str, reason: str):
+        super().__init__(f"{field}: {reason}")
+        self.field, self.reason = field, reason
+
+    @classmethod
+    def of(cls, error: ValidationError) -> ConfigError:
+        """The first problem pydantic found, with the field, the allowed values and what was given.
+
+        >>> try:
+        ...     DebateConfig().updated(max_tokens=8)
+        ... except ConfigError as e:
+        ...     e.field, e.reason
+        ('max_tokens', 'Input should be greater than or equal to 16 (got 8)')
+        """
+        first = error.errors()[0]
+        field = ".".join(map(str, first["loc"])) or "config"
+        given = first.get("input")
+        shown = "" if isinstance(given, dict | list) or first["type"] == "missing" else f" (got {given!r})"
+        return cls(field, f"{first['msg']}{shown}")
 
 
 def _merge(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
@@ -221,7 +247,10 @@ class DebateConfig(_Strict):
         >>> DebateConfig().updated(critic={"enabled": False}).critic.temperature
         0.3
         """
-        return DebateConfig.model_validate(_merge(self.model_dump(), changes))
+        try:
+            return DebateConfig.model_validate(_merge(self.model_dump(), changes))
+        except ValidationError as e:
+            raise ConfigError.of(e) from None
 
     def models(self) -> set[str]:
         """Every model string the debate may call."""

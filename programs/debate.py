@@ -28,7 +28,7 @@ from typing import Any
 import dspy
 
 from madspy.models import adapter_for, check_question, make_lm, one_call_at_a_time
-from madspy.programs.answers import echoes_tally, format_tally, normalize_answer, strip_echo
+from madspy.programs.answers import clean_answer, echoes_tally, format_tally, normalize_answer
 from madspy.programs.budget import RunBudget
 from madspy.programs.calls import Job, Outcome, run_jobs
 from madspy.programs.config import DebateConfig
@@ -193,7 +193,7 @@ class _Run:
                                    question=self.question, persona=agent.persona))
         for job, outcome in zip(jobs, self._run(jobs, rnd)):
             if outcome.prediction is not None:
-                outcome.prediction["answer"] = strip_echo(str(outcome.prediction.get("answer") or ""))
+                outcome.prediction["answer"] = clean_answer(str(outcome.prediction.get("answer") or ""))
                 self.proposals[job.agent] = outcome.prediction
             elif job.agent in self.proposals:
                 rnd.events.append(f"agent {job.agent} keeps its previous answer")
@@ -383,7 +383,7 @@ class _Run:
         if echoes_tally(str(p.final_answer)):
             rnd.events.append("the resolver returned the tally, not an answer")
             return None
-        return Decision(protocol="judge", answer=strip_echo(str(p.final_answer)), confidence=float(p.confidence),
+        return Decision(protocol="judge", answer=clean_answer(str(p.final_answer)), confidence=float(p.confidence),
                         tally=counts, judge_status=str(p.status))
 
     # -- the loop --------------------------------------------------------------

@@ -60,10 +60,23 @@ def debate() -> dict[str, Any]:
 PRESETS = {"cot": cot, "sc": self_consistency, "du-mad": du_mad, "debate": debate}
 
 
-def preset(name: str, **changes: Any) -> DebateConfig:
-    """The config of preset ``name`` (``sc`` accepts ``sc:K``), with ``changes`` merged in."""
+def is_preset(name: str) -> bool:
+    """Whether ``name`` names a preset (``sc:K`` with K >= 1 included).
+
+    >>> is_preset("sc:5"), is_preset("du-mad"), is_preset("sc:0"), is_preset("cot:2")
+    (True, True, False, False)
+    """
     base, _, arg = name.partition(":")
-    if base not in PRESETS or (arg and (base != "sc" or not arg.isdigit() or int(arg) < 1)):
+    return base in PRESETS and (not arg or (base == "sc" and arg.isdigit() and int(arg) >= 1))
+
+
+def preset(name: str, **changes: Any) -> DebateConfig:
+    """The config of preset ``name`` (``sc`` accepts ``sc:K``), with ``changes`` merged in.
+
+    A change out of range raises ``ConfigError`` naming the field.
+    """
+    if not is_preset(name):
         raise InputError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)} (sc:K for K samples)")
+    base, _, arg = name.partition(":")
     settings = PRESETS[base](int(arg)) if arg else PRESETS[base]()
     return DebateConfig().updated(**settings).updated(**changes)

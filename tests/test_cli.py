@@ -170,3 +170,22 @@ def test_bad_set_and_misplaced_run_budget_are_refused(capsys, model):
     assert code == 2 and "rounds" in err
     code, _, err = run(capsys, "q", "--model", model, "--run-budget", "5")
     assert code == 2 and "--run-budget applies to --file" in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["eval", "--task", "arithmetic", "--programs", "cot", "--n", "1", "--max-tokens", "8", "--out", "{tmp}/ev"],
+    ["compile", "--handwritten", "--task", "arithmetic", "--max-tokens", "8", "--out", "{tmp}/p.json"],
+    ["run", "What is 2 + 2?", "--max-tokens", "8"],
+])
+def test_a_value_out_of_range_names_its_flag_and_range_in_every_command(capsys, model, tmp_path, argv):
+    # Before, eval reported `unknown program 'cot'` for a max-tokens value pydantic refused.
+    code = main([a.format(tmp=tmp_path) for a in argv] + ["--model", model])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert err.strip() == "madspy: error: --max-tokens (max_tokens): Input should be greater than or equal to 16 (got 8)"
+
+
+def test_an_unknown_program_is_still_named_as_such(capsys, model, tmp_path):
+    code = main(["eval", "--task", "arithmetic", "--programs", "cot,sc:zero", "--n", "1", "--model", model,
+                 "--out", str(tmp_path / "ev")])
+    assert code == 2 and "unknown program 'sc:zero'" in capsys.readouterr().err

@@ -75,6 +75,18 @@ def test_an_answer_that_copies_the_peer_format_counts_as_its_answer(scripted):
     assert revised[2].output["answer"] == echoes[1]  # the call record keeps what the model said
 
 
+def test_an_answer_field_holding_an_essay_is_cut_to_its_first_line(scripted):
+    # SmolLM2-135M on a fresh install: the judge's final answer began "0.0}" and went on as a markdown essay.
+    essay = "0.0}\n\nThis is how you can implement a JSON parsing solution.\n\n```python\nimport json\n```"
+    model = scripted(by_agent(PERSONAS, [["**391**"], ["391\n\nBecause 17 * 23 = 391."], ["```\n391\n```"]],
+                              judge=essay))
+    result = Debate(config(model, rounds=1, protocol="judge", critic={"enabled": False}))(question="What is 17 * 23?")
+    assert result.transcript.rounds[0].votes == {"0": "391", "1": "391", "2": "391"}
+    assert result.answer == "0.0"  # wrong, but one short line: what a user sees first
+    judged = result.transcript.calls()[-1]
+    assert judged.role == "resolver" and judged.output["final_answer"] == essay  # the record keeps what was said
+
+
 def test_a_round_without_usable_answers_ends_degraded_with_the_last_votes(scripted):
     from madspy.data import get_task
 
