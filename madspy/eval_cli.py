@@ -46,6 +46,7 @@ def add_eval(sub: argparse._SubParsersAction) -> None:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     add_task_options(p)
     p.add_argument("--model", required=True, help="LiteLLM model string every program uses")
+    p.add_argument("--api-base", help="URL of the server behind --model (vLLM, Ollama, llama.cpp's server)")
     p.add_argument("--programs", default=DEFAULT_PROGRAMS,
                    help="comma-separated presets (cot, sc, sc:K, du-mad, debate) and/or program .json files "
                         f"(default {DEFAULT_PROGRAMS})")
@@ -87,9 +88,20 @@ def add_redecide(sub: argparse._SubParsersAction) -> None:
 
 def add_bench(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bench", help="benchmarks of madspy itself")
-    p.add_argument("what", choices=["engine"], help="engine: concurrency efficiency, overhead, throughput")
-    p.add_argument("--latency", type=float, default=0.2, help="seconds each scripted call takes (default 0.2)")
-    p.add_argument("--questions", type=int, default=100, help="questions of the throughput run (default 100)")
+    p.add_argument("what", choices=["engine", "local"],
+                   help="engine: concurrency efficiency, overhead, throughput (scripted model); "
+                        "local: llama.cpp speed and prefix reuse on a local/ model")
+    p.add_argument("--latency", type=float, default=0.2, help="engine: seconds each scripted call takes (0.2)")
+    p.add_argument("--questions", type=int, help="engine: questions of the throughput run (default 100); "
+                                                 "local: questions debated with and without reuse (default 3)")
+    p.add_argument("--model", default="local/smollm2-135m", help="local: the local/ model (default the embedded one)")
+    p.add_argument("--task", default="arithmetic", help="local: where the questions come from (default arithmetic)")
+    p.add_argument("--data-dir", help="local: folder of task files (else the Hugging Face Hub)")
+    p.add_argument("--programs", default="cot,debate", help="local: presets to time (default cot,debate)")
+    p.add_argument("--max-tokens", type=int, default=384, help="local: completion tokens per call (default 384)")
+    p.add_argument("--compare", default="no_reuse",
+                   help="local: modes timed besides reuse: no_reuse, and before (one context, generation on all "
+                        "cores but one: madspy before prefix reuse), comma-separated (default no_reuse)")
     p.add_argument("--concurrency", type=int, default=16, help="questions in flight in the throughput run")
     p.add_argument("--repeats", type=int, default=3, help="timed runs per debate; the median is kept")
     p.add_argument("--json", action="store_true", help="print JSON (default: one line per number)")
@@ -137,7 +149,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     programs = [p.strip() for p in args.programs.split(",") if p.strip()]
     ev = evaluate(args.task, args.model, programs, out=args.out or default_out(args), n=args.n, seed=args.seed,
                   split=args.split, data_dir=args.data_dir, concurrency=args.concurrency,
-                  max_tokens=args.max_tokens, cache=not args.no_cache, sc_matched_k=args.sc_matched_k)
+                  max_tokens=args.max_tokens, cache=not args.no_cache, sc_matched_k=args.sc_matched_k,
+                  api_base=args.api_base)
     err = Console(stderr=True)
     if ev.skipped:
         err.print(f"{args.task}: skipped {ev.skipped} rows whose gold answer did not parse")
@@ -196,10 +209,18 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from madspy.bench import engine_benchmark
+    if args.what == "local":
+        from madspy.bench_local import local_benchmark
 
-    result = engine_benchmark(latency_s=args.latency, questions=args.questions, concurrency=args.concurrency,
-                              repeats=args.repeats)
+        result = local_benchmark(args.model, questions=args.questions or 3, task=args.task, data_dir=args.data_dir,
+                                 programs=[p.strip() for p in args.programs.split(",") if p.strip()],
+                                 max_tokens=args.max_tokens,
+                                 compare=[m.strip() for m in args.compare.split(",") if m.strip()])
+    else:
+        from madspy.bench import engine_benchmark
+
+        result = engine_benchmark(latency_s=args.latency, questions=args.questions or 100,
+                                  concurrency=args.concurrency, repeats=args.repeats)
     if args.json:
         print(json.dumps(result, indent=2))
         return 0

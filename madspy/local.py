@@ -20,15 +20,16 @@ Example:
     ...     pred = dspy.Predict("question -> answer")(question="What is 2+2?")
 
 Settings: ``MADSPY_LOCAL_N_CTX`` context tokens (default 4096), ``MADSPY_LOCAL_N_THREADS``
-llama.cpp threads (default: every core the process may use), ``MADSPY_LOCAL_CONTEXTS``
-warm contexts per model (default 6; 1 is a single context, as before prefix reuse).
+llama.cpp generation threads (default: every core the process may use; 1 on a shared machine),
+``MADSPY_LOCAL_N_THREADS_BATCH`` prompt-processing threads (default: the same),
+``MADSPY_LOCAL_CONTEXTS`` warm contexts per model (default 6; 1 is a single context, as before
+prefix reuse).
 """
 
 from __future__ import annotations
 
 import asyncio
 import atexit
-import hashlib
 import importlib.resources
 import json
 import os
@@ -36,7 +37,6 @@ import re
 import threading
 import time
 import uuid
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,6 +65,32 @@ class LocalModelError(ModelError):
     """A ``local/...`` model string names no known alias and no existing GGUF file."""
 
 
+def prompt_text(messages: Sequence[dict[str, Any]]) -> str:
+    r"""A chat prompt as one string, in message order: what contexts are matched on.
+
+    >>> prompt_text([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "2+2?"}])
+    'system\x1fBe brief.\x1euser\x1f2+2?'
+    """
+    return "\x1e".join(f"{m.get('role')}\x1f{m.get('content') or ''}" for m in messages)
+
+
+def shared_prefix(a: str, b: str) -> int:
+    """Length of the longest common prefix of two strings.
+
+    >>> shared_prefix("system: judge", "system: critic"), shared_prefix("", "x")
+    (8, 0)
+    """
+    return len(os.path.commonprefix([a, b]))
+
+
+@dataclass
+class _Context:
+    """One llama.cpp context and the prompt its KV cache holds (as ``prompt_text``)."""
+
+    llm: llama_cpp.Llama
+    text: str = ""
+
+
 @dataclass
 class _Model:
     """One GGUF file in this process: its warm contexts and the lock that serializes their calls.
@@ -72,37 +98,46 @@ class _Model:
     Each context keeps the tokens of its last prompt in its KV cache, and llama.cpp evaluates
     only the part of a new prompt after the longest prefix it shares with them. A debate
     alternates roles, and each role's prompt starts with its own constant prefix (instructions,
-    field descriptions, demos, then the question), so one context per prefix keeps every role
-    warm: contexts are keyed by everything before the final message, the least recently used
-    one is reassigned when all ``max_contexts()`` are in use. The weights are mapped once per
-    context from the same file (the page cache shares them); each context adds its own KV cache
-    and compute buffers (measured in bench/RESULTS.md).
+    field descriptions, demos, then the question), so a call goes to the context whose last
+    prompt shares the most with it, as llama.cpp's server picks a slot. A prompt that shares less
+    than half its first message (its role's system prompt) with every context is another role's:
+    it gets a context of its own while fewer than ``max_contexts()`` exist, else the least
+    recently used one. The weights are mapped from the same file by every context (the page
+    cache holds them once); each context adds its own KV cache and compute buffers (measured in
+    bench/RESULTS.md).
     """
 
     path: Path
     logprobs: bool
     lock: threading.Lock = field(default_factory=threading.Lock)
-    contexts: OrderedDict[str, llama_cpp.Llama] = field(default_factory=OrderedDict)
+    contexts: list[_Context] = field(default_factory=list)  # least recently used first
 
-    def context(self, prefix: str = "") -> llama_cpp.Llama:
-        """The context that last served ``prefix`` (or a new or least recently used one); hold ``lock``."""
-        if prefix in self.contexts:
-            self.contexts.move_to_end(prefix)
-            return self.contexts[prefix]
+    def context(self, messages: Sequence[dict[str, Any]] = ()) -> llama_cpp.Llama:
+        """The context to evaluate ``messages`` in (matched, created or reused); no messages: any. Hold ``lock``."""
+        if not messages and self.contexts:
+            return self.contexts[-1].llm
+        text = prompt_text(messages)
+        best = max(self.contexts, key=lambda c: shared_prefix(c.text, text), default=None)
         # Log-probabilities keep logits for every position (n_ctx * n_vocab floats): one such context.
-        limit = 1 if self.logprobs else max_contexts()
-        if len(self.contexts) < limit:
-            llm = llama_cpp.Llama(model_path=str(self.path), n_ctx=n_ctx(), n_threads=n_threads(),
-                                  n_threads_batch=n_threads(), verbose=False, logits_all=self.logprobs)
+        room = len(self.contexts) < (1 if self.logprobs else max_contexts())
+        if best is not None and shared_prefix(best.text, text) > len(prompt_text(messages[:1])) // 2:
+            chosen = best  # this role's context
+        elif room:
+            chosen = _Context(llama_cpp.Llama(model_path=str(self.path), n_ctx=n_ctx(), n_threads=n_threads(),
+                                              n_threads_batch=n_threads_batch(), verbose=False,
+                                              logits_all=self.logprobs))
         else:
-            _, llm = self.contexts.popitem(last=False)
-        self.contexts[prefix] = llm
-        return llm
+            chosen = self.contexts[0]  # the least recently used
+        if chosen in self.contexts:
+            self.contexts.remove(chosen)
+        chosen.text = text
+        self.contexts.append(chosen)
+        return chosen.llm
 
     def close(self) -> None:
         with self.lock:
             while self.contexts:
-                self.contexts.popitem()[1].close()
+                self.contexts.pop().llm.close()
 
 
 _MODELS: dict[tuple[Path, bool], _Model] = {}
@@ -114,17 +149,24 @@ def n_ctx() -> int:
     return int(os.environ.get("MADSPY_LOCAL_N_CTX", DEFAULT_N_CTX))
 
 
-def n_threads() -> int:
-    """llama.cpp threads for prompt processing and generation (``MADSPY_LOCAL_N_THREADS``).
-
-    Default: every core this process may run on. On an idle 2-core machine 2 threads
-    generate ~1.4x faster than 1 (bench/RESULTS.md). llama.cpp's workers busy-wait, so on
-    a machine where other processes keep the cores busy, fewer threads can be faster:
-    set ``MADSPY_LOCAL_N_THREADS`` then.
-    """
-    if "MADSPY_LOCAL_N_THREADS" in os.environ:
-        return max(1, int(os.environ["MADSPY_LOCAL_N_THREADS"]))
+def _cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def n_threads() -> int:
+    """llama.cpp threads for generation (``MADSPY_LOCAL_N_THREADS``; default: every core this process may use).
+
+    Measured on an idle 2-core machine (bench/RESULTS.md): 2 threads generate 1.8x faster than 1.
+    llama.cpp's OpenMP workers spin while they wait, so when other processes keep a core busy
+    2 threads generated 4x slower than 1: set ``MADSPY_LOCAL_N_THREADS=1`` (or
+    ``OMP_WAIT_POLICY=PASSIVE``) on a shared machine, and when running several evals at once.
+    """
+    return max(1, int(os.environ.get("MADSPY_LOCAL_N_THREADS") or _cores()))
+
+
+def n_threads_batch() -> int:
+    """llama.cpp threads for prompt processing (``MADSPY_LOCAL_N_THREADS_BATCH``; default: ``n_threads()``)."""
+    return max(1, int(os.environ.get("MADSPY_LOCAL_N_THREADS_BATCH") or n_threads()))
 
 
 def max_contexts() -> int:
@@ -207,7 +249,7 @@ def preload(model: str) -> None:
     loaded = _load(model)
     with loaded.lock:
         for i in range(max_contexts()):
-            loaded.context(f"preload-{i}")
+            loaded.context([{"role": "system", "content": f"preload {i}"}])
 
 
 def close_all() -> None:
@@ -229,16 +271,6 @@ def count_tokens(model: str, text: str) -> int:
     loaded = _load(model)
     with loaded.lock:
         return len(loaded.context().tokenize(text.encode("utf-8"), add_bos=False, special=False))
-
-
-def prefix_key(messages: list[dict[str, Any]]) -> str:
-    """What a prompt's warm context is chosen by: every message before the last (instructions, demos).
-
-    >>> ask = lambda q: [{"role": "system", "content": "Be brief."}, {"role": "user", "content": q}]
-    >>> prefix_key(ask("2+2?")) == prefix_key(ask("3+3?"))
-    True
-    """
-    return hashlib.sha256(json.dumps(messages[:-1], sort_keys=True, default=str).encode()).hexdigest()
 
 
 def reused_tokens(before: Sequence[int], prompt: Sequence[int]) -> int:
@@ -375,7 +407,7 @@ class LocalLLM(CustomLLM):
             kwargs["response_format"] = response_format
         try:
             with loaded.lock:
-                llm = loaded.context(prefix_key(messages))
+                llm = loaded.context(messages)
                 before = llm.input_ids[: llm.n_tokens].tolist()
                 result = llm.create_chat_completion(messages=messages, **kwargs)
                 prompt = llm.input_ids[: result["usage"]["prompt_tokens"]].tolist()

@@ -83,6 +83,8 @@ class ServeSettings:
     timeout_s: float = 120.0
     max_body: int = 65536
     budget_tokens: int | None = None  # ceiling on a request's token budget (None: no ceiling)
+    model: str | None = None  # every program loaded from a file runs on this model instead of its own
+    api_base: str | None = None  # ... reached at this server URL (vLLM, Ollama, llama.cpp's server)
     api_key: str | None = field(default_factory=lambda: os.environ.get(API_KEY_ENV) or None)
 
 
@@ -521,7 +523,9 @@ def create_app(programs: ProgramSource | Mapping[str, ProgramSource], settings: 
     >>> # app = create_app({"arith": "compiled/x.json", "gsm8k": "compiled/y.json"}, ServeSettings(timeout_s=60))
     """
     settings = settings or ServeSettings()
-    loaded = {name: p if isinstance(p, Debate) else load_program(p) for name, p in name_programs(programs).items()}
+    overrides = {k: v for k, v in (("model", settings.model), ("api_base", settings.api_base)) if v}
+    loaded = {name: p if isinstance(p, Debate) else load_program(p, **overrides)
+              for name, p in name_programs(programs).items()}
     service = _Service(loaded, settings)
     started = int(time.time())
     bearer = HTTPBearer(auto_error=False)

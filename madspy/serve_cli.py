@@ -62,6 +62,8 @@ def add_serve(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per request before 504 (default 120)")
     p.add_argument("--max-body", type=int, default=65536, help="request body bytes before 413 (default 65536)")
     p.add_argument("--budget-tokens", type=int, help="ceiling on each debate's token budget")
+    p.add_argument("--model", help="run every program on this LiteLLM model instead of the one it was saved with")
+    p.add_argument("--api-base", help="URL of the server behind the programs' model (vLLM, Ollama, llama.cpp's)")
     p.set_defaults(handler=cmd_serve)
 
 
@@ -72,7 +74,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.max_concurrent < 1 or args.timeout <= 0 or args.max_body < 1:
         raise InputError("--max-concurrent, --timeout and --max-body must be positive")
     settings = ServeSettings(host=args.host, port=args.port, db=args.db, max_concurrent=args.max_concurrent,
-                             timeout_s=args.timeout, max_body=args.max_body, budget_tokens=args.budget_tokens)
+                             timeout_s=args.timeout, max_body=args.max_body, budget_tokens=args.budget_tokens,
+                             model=args.model, api_base=args.api_base)
     check_bind(settings.host, settings.api_key)  # before loading anything
     serve(parse_programs(args.program), settings)
     return 0

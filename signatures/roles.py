@@ -66,10 +66,13 @@ class Revise(dspy.Signature):
     adds instead of multiplying"), or write "none" if you kept your answer or
     cannot point to one. Do not change your answer just because others disagree."""
 
+    # What every reviser of a round shares comes first (question, peers), what is its own after it:
+    # a backend that caches prompt prefixes (llama.cpp's KV cache, hosted prompt caching) then
+    # reuses the shared part from one reviser to the next.
     question: str = dspy.InputField()
+    peer_answers: list[str] = dspy.InputField(desc="other debaters' answers and reasoning")
     persona: str = dspy.InputField(desc="the perspective you answer from")
     previous_answer: str = dspy.InputField(desc="your previous answer and reasoning")
-    peer_answers: list[str] = dspy.InputField(desc="other debaters' answers and reasoning")
     critiques: list[str] = dspy.InputField(desc="issues critics found in your reasoning")
     referee_note: str = dspy.InputField(desc="instruction from the referee; may be empty")
     reasoning_steps: list[str] = dspy.OutputField(desc="short steps, each citing the condition it uses")

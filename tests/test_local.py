@@ -199,7 +199,7 @@ def test_logprobs_in_openai_format() -> None:
     # Only this call needed the instance that keeps every position's logits (and its memory).
     path = local.resolve(MODEL)
     litellm.completion(model=MODEL, messages=[{"role": "user", "content": "Hey"}], max_tokens=2)
-    with_logits, without = local._MODELS[path, True].contexts.values(), local._MODELS[path, False].contexts.values()
+    with_logits, without = ([c.llm for c in local._MODELS[path, logits].contexts] for logits in (True, False))
     assert len(with_logits) == 1 and all(c._logits_all for c in with_logits)
     assert without and not any(c._logits_all for c in without)
 

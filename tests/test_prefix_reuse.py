@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import litellm
 import pytest
 
@@ -37,12 +39,26 @@ def test_eval_tables_show_cached_prompt_tokens(scripted, tmp_path):
     assert "cached_prompt_tokens" in ev.cost.columns
 
 
-def test_prefix_key_and_reused_tokens():
-    system = {"role": "system", "content": "You are a critic."}
-    assert local.prefix_key([system, {"role": "user", "content": "a"}]) == \
-        local.prefix_key([system, {"role": "user", "content": "b"}])
-    assert local.prefix_key([system, {"role": "user", "content": "a"}]) != \
-        local.prefix_key([{"role": "system", "content": "You are a judge."}, {"role": "user", "content": "a"}])
+def test_a_call_goes_to_the_context_that_shares_the_most_of_its_prompt(monkeypatch):
+    monkeypatch.setattr(local.llama_cpp, "Llama", lambda **kwargs: object())  # contexts without a model
+    monkeypatch.setenv("MADSPY_LOCAL_CONTEXTS", "2")
+    model = local._Model(Path("x.gguf"), logprobs=False)
+
+    def ask(system: str, user: str):
+        return model.context([{"role": "system", "content": system}, {"role": "user", "content": user}])
+
+    critic, judge = "You are a critic. " * 10, "You are a judge. " * 10
+    a = ask(critic, "q1")
+    assert ask(critic, "q2") is a  # the same role: its warm context
+    assert ask(critic + "Your previous reply could not be parsed.", "q2") is a  # a retry shares most of it
+    b = ask(judge, "q1")
+    assert b is not a and ask(critic, "q3") is a and ask(judge, "q2") is b
+    c = ask("You are a referee. " * 10, "q1")  # no room left: the least recently used context (the critic's)
+    assert c is a and ask(judge, "q3") is b
+    assert model.context() is b  # token counting takes any context
+
+
+def test_reused_tokens():
     assert local.reused_tokens([], [1, 2]) == 0
     assert local.reused_tokens([1, 2, 3, 4], [1, 2, 5]) == 2
 
