@@ -29,7 +29,7 @@ from unittest import mock
 import dspy
 import llama_cpp
 
-from madspy import local
+from madspy.core import local
 from madspy.data import get_task
 from madspy.evaluation import build_program
 

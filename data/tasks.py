@@ -37,7 +37,7 @@ from madspy.data.scoring import (
     normalize_translation,
     normalize_yesno,
 )
-from madspy.errors import MadspyError
+from madspy.core.errors import DataUnavailable, TaskError
 from madspy.programs.config import TaskKind
 
 AnswerKind = Literal["number", "choice", "yesno", "text", "translation"]
@@ -50,9 +50,6 @@ _POINT_AT_DATA = (
 )
 _LETTERS = string.ascii_uppercase
 
-
-class TaskError(MadspyError, ValueError):
-    """An unknown task, option or split, or data that cannot be found or loaded."""
 
 
 class LoadReport(NamedTuple):
@@ -112,7 +109,7 @@ class Files:
         hub_split = (self.hub_splits or {}).get(split, split)
         unreachable = hub_unreachable()
         if unreachable:
-            raise TaskError(
+            raise DataUnavailable(
                 f"{task}: the Hugging Face Hub is unreachable ({unreachable}), so {self.hub_id} cannot be "
                 f"downloaded. {_POINT_AT_DATA}, or set HF_HUB_OFFLINE=1 to use a copy in your Hugging Face cache."
             )
@@ -121,7 +118,7 @@ class Files:
         except Exception as error:  # network, auth, missing config: all reported the same way
             reason = (str(error).strip().splitlines() or [""])[0]
             dataset = self.hub_id + (f" ({self.hub_config})" if self.hub_config else "")
-            raise TaskError(
+            raise DataUnavailable(
                 f"{task}: could not load {dataset} split {hub_split!r} from the Hugging Face Hub: "
                 f"{type(error).__name__}: {reason}. {_POINT_AT_DATA}."
             ) from error

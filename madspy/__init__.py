@@ -12,8 +12,8 @@ Example:
     >>> # madspy.ab("compiled/a.json", "handwritten", "arithmetic", "local/smollm2-135m", out="runs/ab")
 """
 
-from madspy.errors import InputError, MadspyError, ModelError, ProgramFileError
-from madspy.models import make_lm
+from madspy.core.errors import InputError, MadspyError, ModelError, ProgramFileError
+from madspy.core.models import make_lm
 from madspy.programs import AgentConfig, Debate, DebateConfig, RoleConfig, StopConfig, Transcript
 from madspy.programs.artifact import load_program as load
 from madspy.programs.artifact import save_program as save

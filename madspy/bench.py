@@ -21,7 +21,7 @@ import tempfile
 import time
 from typing import Any
 
-from madspy.errors import InputError
+from madspy.core.errors import InputError
 from madspy.programs.config import DebateConfig
 from madspy.programs.debate import Debate
 from madspy.testing import Turn, register_script

@@ -30,10 +30,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from madspy import local
+from madspy.core import local
 from madspy.data import get_task
-from madspy.errors import InputError
-from madspy.models import provider_of
+from madspy.core.errors import InputError
+from madspy.core.models import provider_of
 from madspy.programs.config import DebateConfig
 from madspy.programs.debate import Debate
 from madspy.programs.presets import preset
@@ -44,7 +44,7 @@ _SETTINGS = ("MADSPY_LOCAL_CONTEXTS", "MADSPY_LOCAL_N_THREADS", "MADSPY_LOCAL_N_
 
 
 def modes() -> dict[str, dict[str, str]]:
-    """The settings each mode runs with (environment variables of ``madspy.local``).
+    """The settings each mode runs with (environment variables of ``madspy.core.local``).
 
     >>> sorted(modes()), modes()["no_reuse"]
     (['before', 'no_reuse', 'reuse'], {'MADSPY_LOCAL_CONTEXTS': '1'})

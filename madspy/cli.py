@@ -18,8 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from madspy.compile_cli import add_compile, add_search
-from madspy.errors import InputError, MadspyError
-from madspy.programs.config import ConfigError
+from madspy.core.errors import ConfigError, InputError, MadspyError
 from madspy.eval_cli import add_bench, add_compare, add_eval, add_redecide, add_summary
 from madspy.serve_cli import add_ab, add_export_pairs, add_port, add_report, add_serve, add_show
 
@@ -263,9 +262,9 @@ def main(argv: list[str] | None = None) -> int:
         error = e if isinstance(e, ConfigError) else ConfigError.of(e)
         print(f"madspy: error: {flag_of(parser, args.command, error.field)}: {error.reason}", file=sys.stderr)
         return 2
-    except MadspyError as e:
+    except MadspyError as e:  # the caller's fault exits 2, a backend's 1
         print(f"madspy: error: {e}", file=sys.stderr)
-        return 2
+        return e.exit_code
     except KeyboardInterrupt:
         print("madspy: interrupted", file=sys.stderr)
         return 130

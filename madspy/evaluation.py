@@ -41,8 +41,8 @@ import dspy
 import pandas as pd
 
 from madspy.data import Task, get_task
-from madspy.errors import InputError
-from madspy.models import one_call_at_a_time
+from madspy.core.errors import EvalError, InputError
+from madspy.core.models import one_call_at_a_time
 from madspy.optimizers import metrics
 from madspy.programs.answers import clean_answer
 from madspy.programs.artifact import content_digest, load_program
@@ -57,9 +57,6 @@ DEFAULT_CONCURRENCY = 8
 ROWS_FILE, SETTINGS_FILE = "rows.jsonl", "settings.json"
 Row = dict[str, Any]
 
-
-class EvalError(InputError):
-    """An evaluation that cannot run or rows that cannot be compared."""
 
 
 # -- programs ------------------------------------------------------------------

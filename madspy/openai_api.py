@@ -57,7 +57,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from madspy.errors import InputError
+from madspy.core.errors import ChatRequestError, InputError
 
 # Accepted and ignored: a debate program sets its roles' sampling, reply length and stops itself.
 IGNORED = frozenset({
@@ -89,13 +89,6 @@ _HEADER = re.compile(r"^\[\[ ## (\w+) ## \]\]$", re.MULTILINE)
 _ERROR_TYPES = {429: "requests"}
 _ERROR_CODES = {401: "invalid_api_key", 413: "request_too_large", 429: "rate_limit_exceeded", 504: "timeout"}
 
-
-class ChatRequestError(InputError):
-    """A chat request madspy cannot answer (400), naming the request parameter at fault."""
-
-    def __init__(self, message: str, param: str | None = None):
-        super().__init__(message)
-        self.param = param
 
 
 class ChatMessage(BaseModel):

@@ -22,13 +22,10 @@ from typing import Any
 
 import pandas as pd
 
-from madspy.errors import MadspyError
+from madspy.core.errors import PortError
 from madspy.evaluation import Comparison, compare, evaluate, summarize
 from madspy.programs.artifact import load_program, save_program
 from madspy.programs.config import DebateConfig
-
-class PortError(MadspyError):
-    """A port that cannot run as asked."""
 
 
 @dataclass(frozen=True)

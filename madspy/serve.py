@@ -56,8 +56,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.exceptions import HTTPException
 
 from madspy import openai_api
-from madspy.errors import InputError, MadspyError
-from madspy.models import check_question
+from madspy.core.errors import DebateTimeout, InputError, MadspyError, ServeError, UnknownProgram
+from madspy.core.models import check_question
 from madspy.programs.artifact import load_program
 from madspy.programs.config import TaskKind
 from madspy.programs.debate import Debate
@@ -67,9 +67,6 @@ from madspy.store import TranscriptStore, new_id
 API_KEY_ENV = "MADSPY_API_KEY"
 LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
 
-
-class ServeError(MadspyError):
-    """A server that must not start as configured."""
 
 
 @dataclass(frozen=True)
@@ -281,17 +278,6 @@ def _error(request: Request, status: int, message: str, *, headers: dict[str, st
                         headers=headers)
 
 
-class UnknownProgram(MadspyError):
-    """A request naming a program this server does not serve (404)."""
-
-
-class DebateTimeout(MadspyError):
-    """A debate still running after the server's timeout (504); it goes on and is stored under ``tid``."""
-
-    def __init__(self, timeout_s: float, tid: str):
-        super().__init__(f"the debate took longer than {timeout_s:g}s; it goes on and will be stored as "
-                         f"/v1/transcripts/{tid}")
-        self.tid = tid
 
 
 def _validation_message(errors: list[dict[str, Any]]) -> tuple[str, str | None]:
@@ -561,17 +547,18 @@ def create_app(programs: ProgramSource | Mapping[str, ProgramSource], settings: 
         return _error(request, 422, message, detail=json.loads(json.dumps(list(e.errors()), default=str)))
 
     @app.exception_handler(MadspyError)
-    async def bad_input(request: Request, e: MadspyError) -> JSONResponse:
-        return _error(request, 400, str(e), param=getattr(e, "param", None))
+    async def madspy_error(request: Request, e: MadspyError) -> JSONResponse:
+        """The caller's fault answers its 4xx, a backend's (a store that broke) its 5xx."""
+        return _error(request, e.http_status, str(e), param=getattr(e, "param", None))
 
     @app.exception_handler(UnknownProgram)
     async def unknown_program(request: Request, e: UnknownProgram) -> JSONResponse:
-        return _error(request, 404, str(e), param="model", code="model_not_found")
+        return _error(request, e.http_status, str(e), param="model", code="model_not_found")
 
     @app.exception_handler(DebateTimeout)
     async def timed_out(request: Request, e: DebateTimeout) -> JSONResponse:
         # x-should-retry: the openai package would otherwise retry a 504 and start the debate again.
-        return _error(request, 504, str(e), headers={"x-should-retry": "false"}, transcript_id=e.tid)
+        return _error(request, e.http_status, str(e), headers={"x-should-retry": "false"}, transcript_id=e.tid)
 
     @app.exception_handler(Exception)
     async def internal(request: Request, _: Exception) -> JSONResponse:

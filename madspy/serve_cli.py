@@ -34,7 +34,7 @@ def parse_programs(specs: list[str]) -> dict[str, Path]:
     gsm8k compiled/gsm8k.json
     p runs/k=2/p.json
     """
-    from madspy.errors import InputError
+    from madspy.core.errors import InputError
 
     programs: dict[str, Path] = {}
     for spec in specs:
@@ -68,7 +68,7 @@ def add_serve(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from madspy.errors import InputError
+    from madspy.core.errors import InputError
     from madspy.serve import ServeSettings, check_bind, serve
 
     if args.max_concurrent < 1 or args.timeout <= 0 or args.max_body < 1:
@@ -174,7 +174,7 @@ def add_show(sub: argparse._SubParsersAction) -> None:
 def _transcript(path: Path) -> Transcript:
     from pydantic import ValidationError
 
-    from madspy.errors import InputError
+    from madspy.core.errors import InputError
     from madspy.programs.transcript import Transcript
 
     if not path.is_file():

@@ -16,7 +16,7 @@ import threading
 import uuid
 from pathlib import Path
 
-from madspy.errors import MadspyError
+from madspy.core.errors import StoreError
 from madspy.programs.transcript import Transcript
 
 SCHEMA = """
@@ -29,9 +29,6 @@ create table if not exists transcripts (
 )
 """
 
-
-class StoreError(MadspyError):
-    """A transcript database that cannot be opened."""
 
 
 def new_id() -> str:

@@ -29,8 +29,8 @@ from typing import Any
 import dspy
 
 from madspy.data import Task, get_task
-from madspy.errors import InputError
-from madspy.models import make_lm
+from madspy.core.errors import CompileError
+from madspy.core.models import make_lm
 from madspy.optimizers.composite import CompositeMetric, Terms, Weights
 from madspy.programs.artifact import save_program
 from madspy.programs.config import DebateConfig
@@ -49,9 +49,6 @@ DEFAULT_SETTINGS: dict[str, dict[str, Any]] = {
     "simba": {"bsize": 4, "num_candidates": 2, "max_steps": 2, "max_demos": 2, "num_threads": 1},
 }
 
-
-class CompileError(InputError):
-    """A compile that cannot or may not run (bad option, too many LM calls)."""
 
 
 @dataclass(frozen=True)

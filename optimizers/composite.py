@@ -32,7 +32,7 @@ from typing import Any
 import dspy
 
 from madspy.data import Task
-from madspy.errors import InputError
+from madspy.core.errors import InputError
 from madspy.optimizers.metrics import critic_rates
 
 CORRECT_AT = 0.5

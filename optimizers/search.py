@@ -31,16 +31,13 @@ import dspy
 import optuna
 
 from madspy.data import Task, get_task
-from madspy.errors import InputError
+from madspy.core.errors import SearchError
 from madspy.optimizers.compile import dev_scores, split_data
 from madspy.optimizers.composite import CompositeMetric
 from madspy.programs.artifact import save_program
 from madspy.programs.config import DebateConfig, MemoryPolicy, ProtocolName, Topology
 from madspy.programs.debate import Debate
 
-
-class SearchError(InputError):
-    """A search that cannot run or has nothing to show."""
 
 
 def sample_config(trial: optuna.Trial, model: str, **fixed: Any) -> DebateConfig:

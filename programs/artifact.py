@@ -25,9 +25,9 @@ import dspy
 from pydantic import ValidationError
 from pydantic_core import to_jsonable_python
 
-from madspy.errors import ProgramFileError
-from madspy.models import portable_model
-from madspy.programs.config import ConfigError, DebateConfig
+from madspy.core.errors import ConfigError, ProgramFileError
+from madspy.core.models import portable_model
+from madspy.programs.config import DebateConfig
 from madspy.programs.debate import Debate
 
 FORMAT = "madspy.program/1"

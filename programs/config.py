@@ -18,9 +18,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from madspy.errors import InputError
+from madspy.core.errors import ConfigError
 
-from madspy.models import DEFAULT_MODEL
+from madspy.core.models import DEFAULT_MODEL
 from madspy.programs.protocols import DEFAULT_FOR_TASK_KIND
 
 PERSONAS = (
@@ -37,30 +37,6 @@ TaskKind = Literal["reasoning", "knowledge", "open_ended"]
 MemoryPolicy = Literal["previous", "full", "summary", "mask_strict", "mask_lenient", "mask_objective"]
 EchoReaction = Literal["none", "devils_advocate", "stop"]
 Topology = Literal["all", "ring", "groups"]
-
-
-class ConfigError(InputError):
-    """A setting out of its range or of the wrong kind; ``field`` is its dotted path (``critic.temperature``)."""
-
-    def __init__(self, field: str, reason: str):
-        super().__init__(f"{field}: {reason}")
-        self.field, self.reason = field, reason
-
-    @classmethod
-    def of(cls, error: ValidationError) -> ConfigError:
-        """The first problem pydantic found, with the field, the allowed values and what was given.
-
-        >>> try:
-        ...     DebateConfig().updated(max_tokens=8)
-        ... except ConfigError as e:
-        ...     e.field, e.reason
-        ('max_tokens', 'Input should be greater than or equal to 16 (got 8)')
-        """
-        first = error.errors()[0]
-        field = ".".join(map(str, first["loc"])) or "config"
-        given = first.get("input")
-        shown = "" if isinstance(given, dict | list) or first["type"] == "missing" else f" (got {given!r})"
-        return cls(field, f"{first['msg']}{shown}")
 
 
 def _merge(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:

@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from madspy.errors import InputError
+from madspy.core.errors import InputError
 from madspy.programs.transcript import Transcript
 
 _LOCK = threading.Lock()

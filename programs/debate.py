@@ -27,7 +27,7 @@ from typing import Any
 
 import dspy
 
-from madspy.models import adapter_for, check_question, make_lm, one_call_at_a_time
+from madspy.core.models import adapter_for, check_question, make_lm, one_call_at_a_time
 from madspy.programs.answers import clean_answer, echoes_tally, format_tally, normalize_answer
 from madspy.programs.budget import RunBudget
 from madspy.programs.calls import Job, Outcome, run_jobs

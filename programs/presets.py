@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from madspy.errors import InputError
+from madspy.core.errors import InputError
 from madspy.programs.config import AgentConfig, DebateConfig
 
 NEUTRAL_PERSONA = "a careful problem solver"

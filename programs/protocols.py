@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol as _Protocol
 
-from madspy.errors import InputError
+from madspy.core.errors import InputError
 from madspy.programs.transcript import Decision
 
 

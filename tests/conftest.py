@@ -13,8 +13,9 @@ os.environ.setdefault("DSPY_CACHEDIR", tempfile.mkdtemp(prefix="madspy-test-dspy
 import dspy
 import pytest
 
-from madspy.testing import register_script
+from madspy.testing import register_provider, register_script
 
+register_provider()  # scripted/<name> models: the tests' deterministic, offline backend
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 _names = itertools.count()
 

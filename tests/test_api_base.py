@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from madspy import local
+from madspy.core import local
 from madspy.cli import main
 from madspy.programs import Debate, DebateConfig, Transcript
 

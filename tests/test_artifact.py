@@ -7,7 +7,7 @@ import json
 import dspy
 import pytest
 
-from madspy.errors import ProgramFileError
+from madspy.core.errors import ProgramFileError
 from madspy.programs import Debate, DebateConfig
 from madspy.programs.artifact import load_program, save_program
 

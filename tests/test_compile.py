@@ -10,7 +10,7 @@ import pytest
 
 from madspy.cli import main
 from madspy.data import get_task
-from madspy.errors import InputError
+from madspy.core.errors import InputError
 from madspy.optimizers.compile import CompileError, base_config, compile_program, plan_compile
 from madspy.optimizers.composite import CompositeMetric, Weights, critic_quality
 from madspy.programs import Debate, DebateConfig

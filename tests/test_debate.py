@@ -6,7 +6,7 @@ import dspy
 import litellm
 import pytest
 
-from madspy.errors import InputError
+from madspy.core.errors import InputError
 from madspy.programs import AgentConfig, Debate, DebateConfig, Transcript
 from scripts import by_agent, proposal
 

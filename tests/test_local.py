@@ -15,7 +15,7 @@ from typing import Literal
 
 import pytest
 
-from madspy import local  # sets LITELLM_LOCAL_MODEL_COST_MAP before litellm is imported
+from madspy.core import local  # sets LITELLM_LOCAL_MODEL_COST_MAP before litellm is imported
 
 import dspy
 import litellm
@@ -248,7 +248,7 @@ def test_path_model_and_clean_shutdown(tmp_path) -> None:
     gguf = tmp_path / "model.gguf"
     shutil.copy(local.resolve(MODEL), gguf)
     script = (
-        "from madspy import local; import litellm\n"
+        "from madspy.core import local; import litellm\n"
         f"m = 'local/{gguf}'; local.register(m)\n"
         "r = litellm.completion(model=m, messages=[{'role': 'user', 'content': 'Hi'}], max_tokens=4)\n"
         "print(r.usage.prompt_tokens)\n"

@@ -7,7 +7,7 @@ from pathlib import Path
 import litellm
 import pytest
 
-from madspy import local
+from madspy.core import local
 from madspy.evaluation import evaluate
 from madspy.programs import Debate, DebateConfig
 from scripts import by_agent

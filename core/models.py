@@ -6,7 +6,7 @@ string change: ``openai/gpt-4o-mini``, ``anthropic/claude-3-5-haiku-latest``,
 ``local/smollm2-135m`` / ``local/<path to .gguf>`` served in-process.
 
 Example:
-    >>> from madspy.models import make_lm
+    >>> from madspy.core.models import make_lm
     >>> lm = make_lm("openai/gpt-4o-mini", temperature=0.8, max_tokens=256)
     >>> lm.model
     'openai/gpt-4o-mini'
@@ -21,7 +21,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import dspy
 import litellm
 
-from madspy.errors import InputError, ModelError
+from madspy.core.errors import InputError, ModelError
 
 DEFAULT_MODEL = "local/smollm2-135m"
 COMMON_PREFIXES = ("local/", "openai/", "anthropic/", "ollama_chat/", "ollama/", "hosted_vllm/", "gemini/", "groq/")
@@ -51,23 +51,21 @@ def portable_model(model: str) -> str:
     """
     if provider_of(model) != "local":
         return model
-    from madspy import local
+    from madspy.core import local
 
     return local.portable(model)
 
 
 def _ensure_provider(model: str) -> None:
-    """Register madspy's in-process providers on first use; reject unknown prefixes."""
+    """Register the in-process llama.cpp provider on first use; reject prefixes LiteLLM does not know.
+
+    Custom providers registered with LiteLLM (the tests' scripted one, ``madspy.testing``) pass.
+    """
     provider = provider_of(model)
     if provider == "local":
-        from madspy import local
+        from madspy.core import local
 
         local.register(model)
-        return
-    if provider == "scripted":
-        from madspy import testing
-
-        testing.register_provider()
         return
     known = {str(p.value) if hasattr(p, "value") else str(p) for p in litellm.provider_list}
     if provider not in known and provider not in litellm._custom_providers:
@@ -122,7 +120,7 @@ def adapter_for(model: str) -> dspy.Adapter:
 def context_limit(model: str) -> int | None:
     """Input-token limit of a model, or None when LiteLLM does not know it."""
     if provider_of(model) == "local":
-        from madspy import local
+        from madspy.core import local
 
         return local.context_limit(model)
     try:
@@ -135,7 +133,7 @@ def context_limit(model: str) -> int | None:
 def count_tokens(model: str, text: str) -> int:
     """Tokens of ``text`` under the model's tokenizer (LiteLLM's estimate for remote models)."""
     if provider_of(model) == "local":
-        from madspy import local
+        from madspy.core import local
 
         return local.count_tokens(model, text)
     return litellm.token_counter(model=model, text=text)

@@ -13,7 +13,7 @@ taken from the KV cache as ``prompt_tokens_details.cached_tokens``.
 
 Example:
     >>> import dspy
-    >>> from madspy import local
+    >>> from madspy.core import local
     >>> local.register()
     >>> lm = dspy.LM("local/smollm2-135m", engine="litellm", max_tokens=64, temperature=0.0)
     >>> with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
@@ -50,7 +50,7 @@ from litellm import CustomLLM
 from litellm.types.utils import ModelResponse, PromptTokensDetailsWrapper, Usage
 from llama_cpp.llama_grammar import json_schema_to_gbnf
 
-from madspy.errors import ModelError
+from madspy.core.errors import LocalModelError
 
 PROVIDER = "local"
 DEFAULT_MODEL = "local/smollm2-135m"
@@ -60,9 +60,6 @@ _SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # llama-cpp-python's message when the prompt does not fit (Llama._create_completion).
 _TOO_LONG = re.compile(r"Requested tokens \((\d+)\) exceed context window of (\d+)")
 
-
-class LocalModelError(ModelError):
-    """A ``local/...`` model string names no known alias and no existing GGUF file."""
 
 
 def prompt_text(messages: Sequence[dict[str, Any]]) -> str:
