@@ -141,7 +141,7 @@ def debate_trace(transcript: Transcript, is_correct: Callable[[str], bool],
         for call in rnd.calls:  # in step order: proposers, then critics, then the resolver
             if not call.ok or call.output is None or call.agent is None:
                 continue
-            if call.role == "proposer":
+            if call.role.answers:
                 answer = clean_answer(str(call.output.get("answer") or ""))  # as the debate counted it
                 latest[call.agent] = {"round": rnd.index, "agent": call.agent, "answer": answer,
                                       "correct": is_correct(answer)}

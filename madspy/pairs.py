@@ -47,7 +47,7 @@ def transcript_pairs(t: Transcript, is_correct: Callable[[str], bool]) -> list[d
     pairs = []
     for rnd in t.rounds:
         for call in rnd.calls:
-            if call.role != "proposer" or call.agent is None or not call.ok or call.output is None:
+            if not call.role.answers or call.agent is None or not call.ok or call.output is None:
                 continue
             before = latest.get(call.agent)
             latest[call.agent] = call

@@ -36,7 +36,7 @@ def vote_history(transcript: Transcript, normalize: Callable[[str | None], str |
     history = []
     for rnd in transcript.rounds:
         for call in rnd.calls:
-            if call.role == "proposer" and call.ok and call.agent is not None and call.output:
+            if call.role.answers and call.ok and call.agent is not None and call.output:
                 confidence[call.agent] = float(call.output.get("confidence") or 0.0)
         history.append([Vote(int(a), answer, normalize(answer) or answer.strip().casefold(), confidence.get(int(a), 0.0))
                         for a, answer in rnd.votes.items() if answer])

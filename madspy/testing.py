@@ -37,15 +37,16 @@ from litellm import CustomLLM
 from litellm.types.utils import ModelResponse, PromptTokensDetailsWrapper, Usage
 
 from madspy import signatures
+from madspy.signatures import Role
 
 # Roles are recognised by the output fields their signature asks for.
-ROLE_OF_OUTPUTS: dict[frozenset[str], str] = {
-    frozenset(signatures.Propose.output_fields): "propose",
-    frozenset(signatures.Revise.output_fields): "revise",
-    frozenset(signatures.Critique.output_fields): "critique",
-    frozenset(signatures.Resolve.output_fields): "resolve",
-    frozenset(signatures.Referee.output_fields): "referee",
-    frozenset(signatures.MaskEvaluate.output_fields): "mask",
+ROLE_OF_OUTPUTS: dict[frozenset[str], Role] = {
+    frozenset(signatures.Propose.output_fields): Role.PROPOSER,
+    frozenset(signatures.Revise.output_fields): Role.REVISER,
+    frozenset(signatures.Critique.output_fields): Role.CRITIC,
+    frozenset(signatures.Resolve.output_fields): Role.RESOLVER,
+    frozenset(signatures.Referee.output_fields): Role.REFEREE,
+    frozenset(signatures.MaskEvaluate.output_fields): Role.MASK,
 }
 _OUTPUTS_HEADER = "Your output fields are:"
 _FIELD_NAME = re.compile(r"^\d+\. `(\w+)`", re.MULTILINE)
@@ -57,11 +58,16 @@ class Turn:
     """One request a scripted model receives."""
 
     model: str
-    role: str  # propose | revise | critique | resolve | referee | mask | unknown
+    role: Role | None  # None: a signature that is not one of the debate's
     inputs: dict[str, str]
     outputs: list[str]
     temperature: float | None
     messages: list[dict[str, Any]] = field(repr=False, default_factory=list)
+
+    @property
+    def blind(self) -> bool:
+        """Whether this is an isolated critic's call: it sees the proposal, not the question."""
+        return self.role == Role.CRITIC and "question" not in self.inputs
 
     def input_json(self, name: str) -> Any:
         """An input field decoded from the JSON DSPy formats lists in (raw text otherwise)."""
@@ -94,10 +100,7 @@ def _turn(model: str, messages: list[dict[str, Any]], temperature: float | None)
     outputs = _FIELD_NAME.findall(outputs_part)
     user = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
     inputs = {k: v.strip() for k, v in _SECTION.findall(user)}
-    role = ROLE_OF_OUTPUTS.get(frozenset(outputs), "unknown")
-    if role == "critique" and "question" not in inputs:
-        role = "critique_blind"
-    return Turn(model, role, inputs, outputs, temperature, messages)
+    return Turn(model, ROLE_OF_OUTPUTS.get(frozenset(outputs)), inputs, outputs, temperature, messages)
 
 
 def _render(fields: dict[str, Any], as_json: bool) -> str:

@@ -168,14 +168,14 @@ class CompositeMetric:
         index = next((i for i, a in enumerate(agents) if a.get("persona") == persona), None)
         return f"proposer {index}" if index is not None else "the proposer"
 
-    def _on_propose(self, gold: str, inputs: dict, outputs: Any, pred: dspy.Prediction) -> str:
+    def _on_proposer(self, gold: str, inputs: dict, outputs: Any, pred: dspy.Prediction) -> str:
         who, answer = self._agent(inputs.get("persona", ""), pred), outputs.get("answer")
         confidence = float(outputs.get("confidence") or 0.0)
         if self.correct(answer, gold):
             return f"{who} answered {answer} correctly with confidence {confidence:.2f}."
         return f"{who} answered {answer} with confidence {confidence:.2f}; gold is {gold}."
 
-    def _on_revise(self, gold: str, inputs: dict, outputs: Any, pred: dspy.Prediction) -> str:
+    def _on_reviser(self, gold: str, inputs: dict, outputs: Any, pred: dspy.Prediction) -> str:
         before = proposal_answer(inputs.get("previous_answer", ""))
         after = outputs.get("answer")
         move = f"kept {after}" if before == str(after).strip() else f"changed {before} to {after}"
@@ -183,7 +183,7 @@ class CompositeMetric:
         cited = outputs.get("evidence_ref") or "none"
         return f"{self._agent(inputs.get('persona', ''), pred)} {move} (citing {cited!r}): {verdict}."
 
-    def _on_critique(self, gold: str, inputs: dict, outputs: Any, pred: dspy.Prediction) -> str:
+    def _on_critic(self, gold: str, inputs: dict, outputs: Any, pred: dspy.Prediction) -> str:
         answer = proposal_answer(inputs.get("proposal", ""))
         flagged = outputs.get("verdict") == "flawed"
         if self.correct(answer, gold):
@@ -192,7 +192,7 @@ class CompositeMetric:
         return (f"critic rightly flagged a wrong proposal (answered {answer}, gold {gold})." if flagged
                 else f"critic passed a wrong proposal (answered {answer}, gold {gold}).")
 
-    def _on_resolve(self, gold: str, inputs: dict, outputs: Any, pred: dspy.Prediction) -> str:
+    def _on_resolver(self, gold: str, inputs: dict, outputs: Any, pred: dspy.Prediction) -> str:
         chosen = outputs.get("final_answer")
         if self.correct(chosen, gold):
             return f"resolver chose the correct answer {chosen}."

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import dspy
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic_core import to_jsonable_python
 
 from madspy.core.errors import ConfigError, ProgramFileError
@@ -30,7 +30,18 @@ from madspy.core.models import portable_model
 from madspy.programs.config import DebateConfig
 from madspy.programs.debate import Debate
 
-FORMAT = "madspy.program/1"
+FORMAT = "madspy.program/2"
+# Format 1 named roles by their step (propose, revise, critique, resolve); format 2 by the role (signatures.Role).
+_FORMAT_1 = "madspy.program/1"
+_ROLES_OF_FORMAT_1 = {"propose": "proposer", "revise": "reviser", "critique": "critic", "resolve": "resolver"}
+
+
+class RoleState(BaseModel):
+    """What an artifact keeps of one role: its instructions and demos."""
+
+    model_config = ConfigDict(extra="forbid")
+    instructions: str
+    demos: list[dict[str, Any]]
 
 
 def content_digest(body: dict[str, Any]) -> str:
@@ -100,15 +111,35 @@ def _read(path: Path) -> dict[str, Any]:
 
 def _check_compatible(path: Path, document: dict[str, Any]) -> None:
     fmt = document.get("format")
-    if fmt != FORMAT:
-        raise ProgramFileError(f"{path} has format {fmt!r}; this madspy reads {FORMAT!r}")
-    saved = (document.get("manifest") or {}).get("versions", {}).get("dspy", "")
-    current = version("dspy")
+    if fmt not in (FORMAT, _FORMAT_1):
+        raise ProgramFileError(f"{path} has format {fmt!r}; this madspy reads {FORMAT!r} and {_FORMAT_1!r}")
+    manifest = document.get("manifest")
+    versions = manifest.get("versions") if isinstance(manifest, dict) else None
+    if not isinstance(versions, dict):
+        raise ProgramFileError(f"{path} has no manifest.versions; not a madspy program")
+    saved, current = str(versions.get("dspy", "")), version("dspy")
     if saved.split(".")[:2] != current.split(".")[:2]:
         raise ProgramFileError(
             f"{path} was saved with dspy {saved or 'unknown'}; this install has dspy {current} "
             "(programs move between dspy minor versions only by recompiling)"
         )
+    saved, current = str(versions.get("madspy", "")), version("madspy")
+    if saved.split(".")[:1] != current.split(".")[:1]:
+        raise ProgramFileError(f"{path} was saved by madspy {saved or 'unknown'}; this is madspy {current} "
+                               "(programs move between madspy major versions only by recompiling)")
+
+
+def _role_states(path: Path, document: dict[str, Any]) -> dict[str, RoleState]:
+    """The artifact's roles, by their format-2 names, each checked to be instructions and demos."""
+    roles = document["roles"]
+    if not isinstance(roles, dict):
+        raise ProgramFileError(f"{path}: roles is not an object of role -> instructions and demos")
+    if document["format"] == _FORMAT_1:
+        roles = {_ROLES_OF_FORMAT_1.get(name, name): state for name, state in roles.items()}
+    try:
+        return {name: RoleState.model_validate(state) for name, state in roles.items()}
+    except ValidationError as e:
+        raise ProgramFileError(f"{path}: a role is not instructions and demos ({ConfigError.of(e)})") from None
 
 
 def load_program(path: str | Path, **config_overrides: Any) -> Debate:
@@ -130,15 +161,16 @@ def load_program(path: str | Path, **config_overrides: Any) -> Debate:
         saved = DebateConfig.model_validate(document["config"])
     except ValidationError as e:
         raise ProgramFileError(f"{path} has an invalid config: {ConfigError.of(e)}") from None
+    states = _role_states(path, document)
     config = saved.updated(**config_overrides)  # an override out of range raises ConfigError naming its field
     debate = Debate(config)
     predictors = dict(debate.named_predictors())
-    unknown = document["roles"].keys() - predictors.keys()
+    unknown = states.keys() - predictors.keys()
     if unknown:
         raise ProgramFileError(f"{path} has roles this madspy does not know: {', '.join(sorted(unknown))}")
-    for name, state in document["roles"].items():
+    for name, state in states.items():
         predictor = predictors[name]
-        predictor.signature = predictor.signature.with_instructions(state["instructions"])
-        predictor.demos = [dspy.Example(**demo) for demo in state["demos"]]
+        predictor.signature = predictor.signature.with_instructions(state.instructions)
+        predictor.demos = [dspy.Example(**demo) for demo in state.demos]
     debate.manifest = document["manifest"]
     return debate

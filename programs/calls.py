@@ -32,6 +32,7 @@ from dspy.utils.exceptions import AdapterParseError
 from pydantic_core import to_jsonable_python
 
 from madspy.programs.transcript import Call
+from madspy.signatures import Role
 
 INPUT_PREVIEW_CHARS = 400
 UNIT_INTERVAL_FIELDS = ("confidence", "relevance", "agreement")
@@ -41,7 +42,7 @@ UNIT_INTERVAL_FIELDS = ("confidence", "relevance", "agreement")
 class Job:
     """One role call to make: who, which predictor, which LM, which inputs."""
 
-    role: str
+    role: Role
     agent: int | None
     round: int
     predictor: dspy.Predict

@@ -40,7 +40,7 @@ from madspy.programs.protocols import DecisionContext, Vote, get_protocol, tally
 from madspy.programs.stopping import first_reason, stop_rules
 from madspy.programs.topology import group_votes, visible
 from madspy.programs.transcript import Call, Decision, Round, Transcript, Usage
-from madspy.signatures import Critique, CritiqueProposalOnly, MaskEvaluate, Propose, Referee, Resolve, Revise
+from madspy.signatures import Critique, CritiqueProposalOnly, MaskEvaluate, Propose, Referee, Resolve, Revise, Role
 
 FINAL_CRITIQUE_REASONS = {"stable_answers", "max_rounds", "echo_alarm", "off_topic", "referee_converged"}
 # Stops that count as converged even when the last votes differ (the referee's call, one confident agent);
@@ -87,10 +87,11 @@ class Debate(dspy.Module):
         self.config = config if config is not None else DebateConfig(**settings)
         self.normalize = normalize
         self.manifest: dict[str, Any] = {}  # set by load_program: task, model, scores, versions
-        self.propose = dspy.Predict(Propose)
-        self.revise = dspy.Predict(Revise)
-        self.critique = dspy.Predict(CritiqueProposalOnly if self.config.critic.isolated else Critique)
-        self.resolve = dspy.Predict(Resolve)
+        # One predictor per role, named by the role (signatures.Role): what artifacts and optimizers see.
+        self.proposer = dspy.Predict(Propose)
+        self.reviser = dspy.Predict(Revise)
+        self.critic = dspy.Predict(CritiqueProposalOnly if self.config.critic.isolated else Critique)
+        self.resolver = dspy.Predict(Resolve)
         self.mask = dspy.Predict(MaskEvaluate)
         self.referee = dspy.Predict(Referee)
         for model in self.config.models():  # fail now, not mid-debate, on an unknown model
@@ -101,14 +102,15 @@ class Debate(dspy.Module):
         api_base = c.api_base if model in (None, c.model) else None
         return _lm(model or c.model, temperature, c.max_tokens, c.timeout_s, c.num_retries, c.cache, api_base)
 
-    def _job(self, role: str, agent: int | None, round_: int, predictor: dspy.Predict, model: str | None,
-             temperature: float, **inputs: Any) -> Job:
+    def _job(self, role: Role, agent: int | None, round_: int, model: str | None, temperature: float,
+             **inputs: Any) -> Job:
         model = model or self.config.model
         # A rollout id per agent keeps identical agents (self-consistency) from sharing cached replies.
         config = {"rollout_id": agent} if agent is not None and temperature > 0 else {}
-        if role == "proposer" and self.config.memory == "mask_objective":
+        if role.answers and self.config.memory == "mask_objective":
             config["logprobs"] = True
-        return Job(role, agent, round_, predictor, self._lm_for(model, temperature), adapter_for(model), inputs, config)
+        return Job(role, agent, round_, getattr(self, role), self._lm_for(model, temperature), adapter_for(model),
+                   inputs, config)
 
     def forward(self, question: str, run_budget: RunBudget | None = None,
                 on_round: Callable[[Round], None] | None = None) -> dspy.Prediction:
@@ -179,7 +181,7 @@ class _Run:
             agent = cfg.agents[i]
             if i in self.proposals:
                 jobs.append(d._job(
-                    "proposer", i, rnd.index, d.revise, agent.model, agent.temperature,
+                    Role.REVISER, i, rnd.index, agent.model, agent.temperature,
                     question=self.question, persona=agent.persona,
                     previous_answer=format_proposal(self.proposals[i]),
                     peer_answers=peer_view(cfg.memory, visible(i, len(cfg.agents), cfg.topology, cfg.neighbors,
@@ -189,7 +191,7 @@ class _Run:
                     referee_note="\n".join(filter(None, [self._anchor(), self.notes.get(i, "")])),
                 ))
             else:
-                jobs.append(d._job("proposer", i, rnd.index, d.propose, agent.model, agent.temperature,
+                jobs.append(d._job(Role.PROPOSER, i, rnd.index, agent.model, agent.temperature,
                                    question=self.question, persona=agent.persona))
         for job, outcome in zip(jobs, self._run(jobs, rnd)):
             if outcome.prediction is not None:
@@ -210,7 +212,7 @@ class _Run:
         """Drop last-round answers before the next round sees them (seed 003)."""
         last = self.snapshots[-1]
         logprobs = {c.agent: c.mean_logprob for c in self.transcript.rounds[rnd.index - 1].calls
-                    if c.role == "proposer" and c.agent in last}
+                    if c.role.answers and c.agent in last}
         if self.cfg.memory == "mask_objective" and all(logprobs.get(j) is not None for j in last):
             kept = best_by_logprob(logprobs, self.cfg.objective_keep)
             labels = {j: f"logprob {logprobs[j]:.3f}" for j in last}
@@ -226,7 +228,7 @@ class _Run:
     def _mask_labels(self, rnd: Round, last: dict[int, str]) -> dict[int, str]:
         """The mask evaluator's YES / NO / NOT_SURE per memory (ERROR, kept, when its call failed)."""
         d, mask = self.debate, self.cfg.mask
-        jobs = [d._job("mask", j, rnd.index, d.mask, mask.model, mask.temperature,
+        jobs = [d._job(Role.MASK, j, rnd.index, mask.model, mask.temperature,
                        question=self.question, memory=text) for j, text in last.items()]
         return {j: str(o.prediction.label) if o.prediction is not None else "ERROR"
                 for j, o in zip(last, self._run(jobs, rnd))}
@@ -275,7 +277,7 @@ class _Run:
         """Relevance, convergence and an intervention for the next round; returns a stop reason."""
         d, ref = self.debate, self.cfg.referee
         round_text = "\n\n".join(f"agent {i}: {text}" for i, text in self.snapshots[-1].items())
-        job = d._job("referee", None, rnd.index, d.referee, ref.model, ref.temperature,
+        job = d._job(Role.REFEREE, None, rnd.index, ref.model, ref.temperature,
                      question=self.question, round_text=round_text)
         (outcome,) = self._run([job], rnd)
         p = outcome.prediction
@@ -338,7 +340,7 @@ class _Run:
         d, critic = self.debate, self.cfg.critic
         agents = sorted(focus)
         jobs = [
-            d._job("critic", i, rnd.index, d.critique, critic.model, critic.temperature,
+            d._job(Role.CRITIC, i, rnd.index, critic.model, critic.temperature,
                    proposal=format_proposal(self.proposals[i]), focus=focus[i],
                    **({} if critic.isolated else {"question": self.question}))
             for i in agents
@@ -369,7 +371,7 @@ class _Run:
         d, resolver = self.debate, self.cfg.resolver
         rnd = self.transcript.rounds[-1]
         job = d._job(
-            "resolver", None, rnd.index, d.resolve, resolver.model, resolver.temperature,
+            Role.RESOLVER, None, rnd.index, resolver.model, resolver.temperature,
             question=self.question,
             proposals=[f"agent {v.agent}: {format_proposal(self.proposals[v.agent])}" for v in votes],
             critiques=[f"on agent {i}: {CONFIDENT_FLAGGED + ' ' if i in self.flagged_confident else ''}{line}"

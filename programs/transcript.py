@@ -19,8 +19,8 @@ from pydantic import BaseModel, Field
 
 from madspy.programs.flips import Flip
 from madspy.programs.memory import MaskDecision
+from madspy.signatures import Role
 
-Role = str  # "proposer" | "critic" | "resolver" | "referee" | "mask"
 
 
 class Call(BaseModel):

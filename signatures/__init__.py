@@ -1,4 +1,4 @@
-"""The five debate roles as DSPy Signatures (see :mod:`madspy.signatures.roles`)."""
+"""The debate's roles and their DSPy Signatures (see :mod:`madspy.signatures.roles`)."""
 
 from madspy.signatures.roles import (
     CriticIssue,
@@ -9,6 +9,7 @@ from madspy.signatures.roles import (
     Referee,
     Resolve,
     Revise,
+    Role,
 )
 
 __all__ = [
@@ -20,4 +21,5 @@ __all__ = [
     "Referee",
     "Resolve",
     "Revise",
+    "Role",
 ]

@@ -1,9 +1,12 @@
-"""The five debate roles as DSPy Signatures, one class per role step.
+"""The debate's roles, and one DSPy Signature per role.
 
-Each class's docstring is the hand-written instruction of that role: it is the
-"handwritten" arm of A/B tests against compiled programs. Every role step has its
-own class (never shared), so DSPy optimizers route traces and demos to the right
-predictor.
+The brief's five roles (proposer, critic, resolver, referee, mask evaluator) are six
+predictors: the proposer's later-round revision is a role of its own (``reviser``), with its
+own inputs, demos and instructions. ``Role`` names them once; the same spelling names the
+predictor (``debate.critic``), its config section, a transcript call's ``role`` and its entry in
+a compiled artifact. Each Signature's docstring is the hand-written instruction of its role:
+the "handwritten" arm of A/B tests against compiled programs. No two roles share a
+Signature class, so DSPy optimizers route traces and demos to the right predictor.
 
 Example:
     >>> import dspy
@@ -19,6 +22,25 @@ from typing import Literal
 
 import dspy
 from pydantic import BaseModel, Field
+
+from madspy.core.vocabulary import Vocabulary
+
+
+class Role(Vocabulary):
+    """The debate's roles, each one predictor of ``Debate`` under this name."""
+
+    PROPOSER = "proposer"  # answers on its own in round 0
+    REVISER = "reviser"  # the proposer in later rounds: revises, seeing peers, critiques and the referee's note
+    CRITIC = "critic"
+    RESOLVER = "resolver"
+    REFEREE = "referee"
+    MASK = "mask"  # the mask evaluator: keeps or drops a remembered answer (MAD-M2)
+
+    @property
+    def answers(self) -> bool:
+        """Whether this role gives an agent's answer (proposer and reviser)."""
+        return self in (Role.PROPOSER, Role.REVISER)
+
 
 IssueType = Literal[
     "invalid_assumption",

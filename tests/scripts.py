@@ -32,15 +32,15 @@ def by_agent(personas: list[str], answers: list[list[str]], confidence: float = 
     seen: dict[int, int] = {}
 
     def script(turn: Turn):
-        if turn.role in ("propose", "revise"):
+        if turn.role in ("proposer", "reviser"):
             i = agent_of(turn, personas)
             r = seen.get(i, 0)
             seen[i] = r + 1
             mine = answers[i]
             return proposal(mine[min(r, len(mine) - 1)], confidence, "critique 1" if r else "none")
-        if turn.role in ("critique", "critique_blind"):
+        if turn.role == "critic":
             return critique(flawed=True)
-        if turn.role == "resolve":
+        if turn.role == "resolver":
             return resolution(judge or "391")
         return "unexpected role"
 

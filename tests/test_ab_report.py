@@ -34,16 +34,16 @@ def compiled_beats_handwritten(turn: Turn):
     question = turn.inputs.get("question", "")
     compiled = MARK in turn.messages[0]["content"]
     answer = str(gold(question) + (0 if compiled else 1))
-    if turn.role in ("propose", "revise"):
+    if turn.role in ("proposer", "reviser"):
         return proposal(answer, confidence=0.95 if compiled else 0.6)
-    if turn.role == "critique":
+    if turn.role == "critic":
         return critique(flawed=not compiled)
     return resolution(answer, confidence=0.6)
 
 
 def compiled_program(path: Path, model: str, **config) -> Path:
     debate = Debate(DebateConfig.with_agents(3, model=model, cache=False, **config))
-    for predictor in (debate.propose, debate.revise):
+    for predictor in (debate.proposer, debate.reviser):
         predictor.signature = predictor.signature.with_instructions(predictor.signature.instructions + " " + MARK)
     save_program(debate, path, manifest={"task": "arithmetic"})
     return path
@@ -88,13 +88,13 @@ def test_handwritten_opposite_a_saved_program_is_its_twin(tmp_path):
     """Same settings, the roles' own instructions, no demos: the A/B isolates what compiling changed."""
     program = compiled_program(tmp_path / "x.json", "openai/x", rounds=1, protocol="majority")
     compiled = load_program(program)
-    compiled.propose.demos = [{"question": "1+1*1+1-1*1", "answer": "2"}]
+    compiled.proposer.demos = [{"question": "1+1*1+1-1*1", "answer": "2"}]
     save_program(compiled, program, manifest={"task": "arithmetic"})
 
     twin = load_program(program_spec("handwritten", str(program), tmp_path / "ab"))
     assert twin.config == compiled.config and twin.config.rounds == 1
-    assert MARK in compiled.propose.signature.instructions and MARK not in twin.propose.signature.instructions
-    assert twin.propose.demos == [] and twin.manifest["twin_of"] == str(program)
+    assert MARK in compiled.proposer.signature.instructions and MARK not in twin.proposer.signature.instructions
+    assert twin.proposer.demos == [] and twin.manifest["twin_of"] == str(program)
     assert program_spec("handwritten", "cot", tmp_path) == "debate"  # opposite a preset: the debate preset
     assert program_spec("sc:3", str(program), tmp_path) == "sc:3"
 
@@ -147,12 +147,12 @@ def test_port_keeps_role_models_unless_all_roles(scripted, tmp_path):
     r = port(program, other, "arithmetic", out=tmp_path / "port", n=3, concurrency=2)
     assert (r.source_model, r.target_model, r.gap) == (cheap, other, 0.0)
     assert load_program(r.program).config.resolver.model == strong
-    assert {t.role for t in calls_of(other)} == {"propose", "critique"}  # the resolver stayed on `strong`
+    assert {t.role for t in calls_of(other)} == {"proposer", "critic"}  # the resolver stayed on `strong`
     assert len(calls_of(strong)) == 2 * 3
 
     moved = port(program, other, "arithmetic", out=tmp_path / "all", n=3, concurrency=2, all_roles=True)
     assert load_program(moved.program).config.resolver.model is None
-    assert "resolve" in {t.role for t in calls_of(other)}
+    assert "resolver" in {t.role for t in calls_of(other)}
     with pytest.raises(PortError, match="already uses"):
         port(program, cheap, "arithmetic", out=tmp_path / "same", n=3)
 

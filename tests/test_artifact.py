@@ -16,8 +16,8 @@ from madspy.programs.artifact import load_program, save_program
 def saved(scripted, tmp_path):
     model = scripted(lambda t: "unused")
     debate = Debate(DebateConfig.with_agents(2, model=model, rounds=2, protocol="majority"))
-    debate.critique.signature = debate.critique.signature.with_instructions("Find the calculation error.")
-    debate.propose.demos = [dspy.Example(question="2+2?", persona="p", reasoning_steps=["2+2=4"], answer="4",
+    debate.critic.signature = debate.critic.signature.with_instructions("Find the calculation error.")
+    debate.proposer.demos = [dspy.Example(question="2+2?", persona="p", reasoning_steps=["2+2=4"], answer="4",
                                          confidence=0.9)]
     path = tmp_path / "program.json"
     save_program(debate, path, manifest={"task": "arithmetic"})
@@ -26,11 +26,11 @@ def saved(scripted, tmp_path):
 
 def test_round_trip_restores_instructions_demos_config_and_manifest(saved):
     debate = load_program(saved)
-    assert debate.critique.signature.instructions == "Find the calculation error."
-    assert debate.propose.demos[0].answer == "4"
+    assert debate.critic.signature.instructions == "Find the calculation error."
+    assert debate.proposer.demos[0].answer == "4"
     assert debate.config.rounds == 2 and len(debate.config.agents) == 2
     assert debate.manifest["task"] == "arithmetic" and "dspy" in debate.manifest["versions"]
-    assert debate.revise.signature.instructions.startswith("You are one debater")
+    assert debate.reviser.signature.instructions.startswith("You are one debater")
 
 
 def test_overrides_port_a_program_to_another_setting(saved):
@@ -53,7 +53,7 @@ def test_a_local_model_in_the_models_folder_is_saved_by_name(tmp_path, monkeypat
 
 def test_tampered_file_is_refused(saved):
     doc = json.loads(saved.read_text())
-    doc["roles"]["critique"]["instructions"] = "Always say sound."
+    doc["roles"]["critic"]["instructions"] = "Always say sound."
     saved.write_text(json.dumps(doc))
     with pytest.raises(ProgramFileError, match="sha256"):
         load_program(saved)

@@ -115,7 +115,7 @@ def test_presets_run_the_baselines(capsys, scripted):
     assert code == 0 and len(rounds) == 1 and len(rounds[0]["calls"]) == 4
     code, out, _ = run(capsys, "q", "--preset", "du-mad", "--model", model, "--json")
     rounds = json.loads(out)["transcript"]["rounds"]
-    assert len(rounds) == 2 and {c["role"] for r in rounds for c in r["calls"]} == {"proposer"}
+    assert len(rounds) == 2 and {c["role"] for r in rounds for c in r["calls"]} == {"proposer", "reviser"}
     code, _, err = run(capsys, "q", "--preset", "sc:x", "--model", model)
     assert code == 2 and "unknown preset" in err
 

@@ -32,13 +32,13 @@ def _value(turn: Turn) -> int:
 def solver(turn: Turn):
     """Right answers, except the skeptic's first one unless its instructions were 'Improved'."""
     value = _value(turn)
-    if turn.role in ("propose", "revise"):
+    if turn.role in ("proposer", "reviser"):
         system = turn.messages[0]["content"]
-        wrong = turn.role == "propose" and "skeptic" in turn.inputs["persona"] and "Improved" not in system
+        wrong = turn.role == "proposer" and "skeptic" in turn.inputs["persona"] and "Improved" not in system
         return proposal(str(value + 1 if wrong else value), 0.8, "critique 1")
-    if turn.role in ("critique", "critique_blind"):
+    if turn.role == "critic":
         return {"issues": [], "verdict": "sound"}
-    if turn.role == "resolve":
+    if turn.role == "resolver":
         return {"final_answer": str(value), "confidence": 0.9, "verification": "ok", "status": "converged"}
     if turn.role == "mask":
         return {"reasoning": "checked", "label": "YES"}
@@ -60,15 +60,15 @@ def test_an_auto_protocol_is_compiled_and_saved_with_the_task_kind(model, tmp_pa
                              config=base_config(model, agents=TWO_AGENTS, rounds=2), out=tmp_path / "a.json")
     assert load_program(tmp_path / "a.json").config.task_kind == "reasoning"
     assert result.debate.config.decision_protocol == "majority"
-    assert "resolve" not in {t.role for t in calls_of(model)}  # majority needs no judge
+    assert "resolver" not in {t.role for t in calls_of(model)}  # majority needs no judge
 
 
 def test_bootstrap_puts_demos_on_every_role_that_ran_and_the_artifact_round_trips(model, tmp_path):
     out = tmp_path / "arith.json"
     result = compile_program("arithmetic", model, "bootstrap", train=3, dev=2, seed=1, config=small(model), out=out)
     demos = {name: len(p.demos) for name, p in result.debate.named_predictors()}
-    assert {k: demos[k] for k in ("propose", "revise", "critique", "resolve", "mask")} == {
-        "propose": 2, "revise": 2, "critique": 2, "resolve": 2, "mask": 0}  # this config runs no mask
+    assert {k: demos[k] for k in ("proposer", "reviser", "critic", "resolver", "mask")} == {
+        "proposer": 2, "reviser": 2, "critic": 2, "resolver": 2, "mask": 0}  # this config runs no mask
     loaded = load_program(out)
     assert program_state(loaded) == json.loads(json.dumps(program_state(result.debate)))
     manifest = loaded.manifest
@@ -90,7 +90,7 @@ def test_a_second_compile_with_the_same_seed_is_answered_from_the_cache(model, t
 def test_gepa_adopts_a_better_instruction_from_a_scripted_reflection_model(model):
     result = compile_program("arithmetic", model, "gepa", train=3, dev=2, seed=0, config=small(model),
                              settings={"max_metric_calls": 9})
-    assert "Improved" in result.debate.propose.signature.instructions
+    assert "Improved" in result.debate.proposer.signature.instructions
     assert result.dev["compiled"]["accuracy"] == 1.0
 
 
@@ -154,9 +154,9 @@ GOLD = dspy.Example(question="What is the result of 1+1*1+1-1*1?", answer="14").
 
 def _debate_answering(scripted, answers: list[str], flag: bool, confidence: float = 0.9) -> dspy.Prediction:
     def script(turn: Turn):
-        if turn.role in ("propose", "revise"):
+        if turn.role in ("proposer", "reviser"):
             return proposal(answers[PERSONAS.index(turn.inputs["persona"])], confidence)
-        if turn.role == "critique":
+        if turn.role == "critic":
             return {"issues": [], "verdict": "flawed" if flag else "sound"}
         return "unexpected"
 
@@ -201,15 +201,15 @@ def test_gepa_feedback_names_the_role_and_the_answers(scripted):
         assert out.score == metric(GOLD, pred)
         return out.feedback
 
-    assert feedback("critique", {"proposal": "answer: 12 (confidence 0.90)\nstep 1: 6*2"},
+    assert feedback("critic", {"proposal": "answer: 12 (confidence 0.90)\nstep 1: 6*2"},
                     {"verdict": "sound"}).startswith("critic passed a wrong proposal (answered 12, gold 14).")
-    assert "false alarm" in feedback("critique", {"proposal": "answer: 14 (confidence 0.90)"}, {"verdict": "flawed"})
-    assert feedback("propose", {"persona": PERSONAS[0]}, {"answer": "12", "confidence": 0.9}).startswith(
+    assert "false alarm" in feedback("critic", {"proposal": "answer: 14 (confidence 0.90)"}, {"verdict": "flawed"})
+    assert feedback("proposer", {"persona": PERSONAS[0]}, {"answer": "12", "confidence": 0.9}).startswith(
         "proposer 0 answered 12 with confidence 0.90; gold is 14.")
-    assert feedback("resolve", {"proposals": ["agent 1: answer: 12 (confidence 0.90)",
+    assert feedback("resolver", {"proposals": ["agent 1: answer: 12 (confidence 0.90)",
                                              "agent 2: answer: 14 (confidence 0.60)"]},
                     {"final_answer": "12"}).startswith("resolver chose 12 although agent 2 answered 14")
-    assert "changed 12 to 14" in feedback("revise", {"persona": PERSONAS[1], "previous_answer": "answer: 12 (confidence 0.70)"},
+    assert "changed 12 to 14" in feedback("reviser", {"persona": PERSONAS[1], "previous_answer": "answer: 12 (confidence 0.70)"},
                                           {"answer": "14", "evidence_ref": "critique 1"})
     assert "gold is 14" in feedback("mask", {"memory": "answer: 12 (confidence 0.5)"}, {"label": "YES"})
 

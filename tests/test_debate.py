@@ -40,7 +40,7 @@ def test_judge_lets_the_resolver_overrule_the_majority(scripted):
 
 def test_judge_falls_back_to_majority_when_resolver_fails(scripted):
     def script(turn):
-        if turn.role == "resolve":
+        if turn.role == "resolver":
             return "no fields at all"
         return by_agent(PERSONAS, [["7"], ["7"], ["9"]])(turn)
 
@@ -71,7 +71,7 @@ def test_an_answer_that_copies_the_peer_format_counts_as_its_answer(scripted):
                     normalize=get_task("gsm8k").normalize)(question="q")
     assert result.transcript.rounds[-1].votes == {"0": "42", "1": "42", "2": "42"}  # not 0.7, the confidence
     assert result.answer == "42" and result.status == "converged"
-    revised = [c for c in result.transcript.rounds[-1].calls if c.role == "proposer"]
+    revised = [c for c in result.transcript.rounds[-1].calls if c.role == "reviser"]
     assert revised[2].output["answer"] == echoes[1]  # the call record keeps what the model said
 
 
@@ -136,7 +136,7 @@ def test_max_rounds_is_a_hard_stop_and_reports_disagreement(scripted):
     count: dict[str, int] = {}
 
     def script(turn):
-        if turn.role in ("propose", "revise"):
+        if turn.role in ("proposer", "reviser"):
             p = turn.inputs["persona"]
             count[p] = count.get(p, 0) + 1
             return proposal(flip[p][count[p] % 2])
@@ -153,7 +153,7 @@ def test_revisers_see_peers_and_critiques_of_their_own_proposal(scripted):
     Debate(config(model, rounds=2, protocol="majority", resolver={"enabled": False}))(question="q")
     from madspy.testing import calls_of
 
-    revise = [t for t in calls_of(model) if t.role == "revise" and t.inputs["persona"] == "A"][0]
+    revise = [t for t in calls_of(model) if t.role == "reviser" and t.inputs["persona"] == "A"][0]
     peers = revise.input_json("peer_answers")
     assert len(peers) == 2 and all("answer: 7" in p for p in peers)
     assert "answer: 5" in revise.inputs["previous_answer"]

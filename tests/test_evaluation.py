@@ -41,12 +41,12 @@ def gold_of(question: str) -> str:
 def script(turn: Turn):
     """Every agent and the resolver answer by `policy`; the critic flags exactly the wrong proposals."""
     question = turn.inputs.get("question", "")
-    if turn.role in ("propose", "revise"):
+    if turn.role in ("proposer", "reviser"):
         return proposal(policy(question))
-    if turn.role == "critique":
+    if turn.role == "critic":
         proposed = re.search(r"answer: (-?\d+)", turn.inputs["proposal"]).group(1)
         return critique(flawed=proposed != gold_of(question))
-    if turn.role == "resolve":
+    if turn.role == "resolver":
         return resolution(policy(question))
     return "unexpected role"
 
@@ -194,7 +194,7 @@ def test_redecide_replays_vote_protocols_on_recorded_debates(scripted, tmp_path,
     from madspy.redecide import redecide
 
     def judge_knows(turn: Turn):  # agents answer by `policy`; the judge always finds the gold answer
-        if turn.role == "resolve":
+        if turn.role == "resolver":
             return resolution(gold_of(turn.inputs["question"]))
         return script(turn)
 

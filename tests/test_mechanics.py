@@ -21,9 +21,9 @@ def config(model: str, **settings) -> DebateConfig:
 
 def follower_script(turn):
     """A and B start wrong (41), C right (42). A reviser adopts 42 only when every peer it sees says 42."""
-    if turn.role == "propose":
+    if turn.role == "proposer":
         return proposal("42" if turn.inputs["persona"] == "C" else "41")
-    if turn.role == "revise":
+    if turn.role == "reviser":
         peers = turn.input_json("peer_answers")
         own = turn.inputs["previous_answer"].split()[1]
         if peers and all("answer: 42" in p for p in peers):
@@ -42,7 +42,7 @@ def test_masking_lets_an_evidence_based_minority_overturn_a_wrong_majority(scrip
     assert masked.answer == "42"
     masks = masked.transcript.rounds[1].masks
     assert [(m.agent, m.label, m.kept) for m in masks] == [(0, "NO", False), (1, "NO", False), (2, "YES", True)]
-    seen = [t.input_json("peer_answers") for t in calls_of(masked_model) if t.role == "revise"]
+    seen = [t.input_json("peer_answers") for t in calls_of(masked_model) if t.role == "reviser"]
     assert all("answer: 41" not in p for peers in seen for p in peers)
 
 
@@ -60,16 +60,16 @@ def test_lenient_mask_keeps_not_sure_and_strict_drops_it(scripted):
 def test_full_memory_shows_every_earlier_round(scripted):
     model = scripted(by_agent(PERSONAS, [["1", "2", "3"], ["1"], ["1"]]))
     Debate(config(model, rounds=3, critic={"enabled": False}, memory="full"))(question=QUESTION)
-    last = [t for t in calls_of(model) if t.role == "revise" and t.inputs["persona"] == "B"][-1]
+    last = [t for t in calls_of(model) if t.role == "reviser" and t.inputs["persona"] == "B"][-1]
     peers = last.input_json("peer_answers")
     assert any("round 0" in p for p in peers) and any("round 1" in p for p in peers) and len(peers) == 4
 
 
 def conformist(evidence: str):
     def script(turn):
-        if turn.role == "propose":
+        if turn.role == "proposer":
             return proposal({"A": "1", "B": "2", "C": "2"}[turn.inputs["persona"]])
-        if turn.role == "revise":
+        if turn.role == "reviser":
             return proposal("2", evidence=evidence if turn.inputs["persona"] == "A" else "none")
         return critique(flawed=False)
 
@@ -91,7 +91,7 @@ def test_echo_alarm_fires_on_conformity_flips_only(scripted):
 def test_echo_alarm_devils_advocate_reaches_the_next_round(scripted):
     model = scripted(conformist("none"))
     Debate(config(model, rounds=3, critic={"enabled": False}))(question=QUESTION)
-    notes = [t.inputs["referee_note"] for t in calls_of(model) if t.role == "revise"]
+    notes = [t.inputs["referee_note"] for t in calls_of(model) if t.role == "reviser"]
     round2_notes = notes[3:]
     assert any("Devil's advocate" in n for n in round2_notes) and not any(notes[:3])
 
@@ -126,22 +126,22 @@ def test_time_budget_starts_no_step_after_it_and_still_answers(scripted):
 def test_isolated_critic_never_sees_the_question(scripted):
     model = scripted(by_agent(PERSONAS, [["1"], ["2"], ["2"]]))
     Debate(config(model, rounds=2, critic={"isolated": True}))(question=QUESTION)
-    critics = [t for t in calls_of(model) if t.role.startswith("critique")]
-    assert critics and all(t.role == "critique_blind" for t in critics)
+    critics = [t for t in calls_of(model) if t.role.startswith("critic")]
+    assert critics and all(t.blind for t in critics)
     assert all("Secret-marker-9931" not in str(m["content"]) for t in critics for m in t.messages)
     model = scripted(by_agent(PERSONAS, [["1"], ["2"], ["2"]]))
     Debate(config(model, rounds=2))(question=QUESTION)
-    assert all("Secret-marker-9931" in t.inputs["question"] for t in calls_of(model) if t.role == "critique")
+    assert all("Secret-marker-9931" in t.inputs["question"] for t in calls_of(model) if t.role == "critic")
 
 
 def critic_script(confidence: float, first: list[dict], on_checklist: list[dict] | None = None):
     def script(turn):
-        if turn.role in ("propose", "revise"):
+        if turn.role in ("proposer", "reviser"):
             return proposal({"A": "1", "B": "2", "C": "2"}[turn.inputs["persona"]], confidence)
-        if turn.role == "critique":
+        if turn.role == "critic":
             issues = on_checklist if on_checklist is not None and "Checklist" in turn.inputs["focus"] else first
             return {"issues": issues, "verdict": "flawed" if issues else "sound"}
-        if turn.role == "resolve":
+        if turn.role == "resolver":
             return {"final_answer": "2", "confidence": 0.5, "verification": "v", "status": "converged"}
         return "?"
 
@@ -156,7 +156,7 @@ def test_low_confidence_proposals_get_a_deeper_review(scripted):
     for confidence, deep in ((0.3, True), (0.7, False)):
         model = scripted(critic_script(confidence, []))
         Debate(config(model, rounds=2))(question=QUESTION)
-        focus = [t.inputs["focus"] for t in calls_of(model) if t.role == "critique"]
+        focus = [t.inputs["focus"] for t in calls_of(model) if t.role == "critic"]
         assert focus and all(("Deep review" in f) == deep for f in focus)
 
 
@@ -165,18 +165,18 @@ def test_checklist_retry_asks_a_silent_critic_once_more(scripted):
     result = Debate(config(model, rounds=2, critic={"checklist_retry": True}))(question=QUESTION)
     critic_calls = [c for c in result.transcript.rounds[0].calls if c.role == "critic"]
     assert len(critic_calls) == 6  # three silent critics, each asked again with the checklist
-    revise = [t for t in calls_of(model) if t.role == "revise"]
+    revise = [t for t in calls_of(model) if t.role == "reviser"]
     assert all(any("1 is wrong" in c for c in t.input_json("critiques")) for t in revise)
     model = scripted(critic_script(0.7, [], on_checklist=[STEP_ISSUE]))
     Debate(config(model, rounds=2))(question=QUESTION)
-    revise = [t for t in calls_of(model) if t.role == "revise"]
+    revise = [t for t in calls_of(model) if t.role == "reviser"]
     assert not any("1 is wrong" in c for t in revise for c in t.input_json("critiques"))
 
 
 def test_a_challenge_that_names_no_step_is_not_valid(scripted):
     model = scripted(critic_script(0.7, [VAGUE_ISSUE]))
     result = Debate(config(model, rounds=2))(question=QUESTION)
-    revise = [t for t in calls_of(model) if t.role == "revise"]
+    revise = [t for t in calls_of(model) if t.role == "reviser"]
     assert all(t.input_json("critiques") == ["the critic found no valid issue"] for t in revise)
     assert any("naming no step dropped" in e for e in result.transcript.rounds[0].events)
 
@@ -186,7 +186,7 @@ def test_a_confident_flagged_proposal_is_marked_for_the_resolver(scripted):
         model = scripted(critic_script(confidence, [STEP_ISSUE]))
         Debate(config(model, rounds=1, protocol="judge", resolver={"enabled": True},
                       stop={"stable_rounds": 0, "agreement_gate": None}))(question=QUESTION)
-        (resolve,) = [t for t in calls_of(model) if t.role == "resolve"]
+        (resolve,) = [t for t in calls_of(model) if t.role == "resolver"]
         assert all(("confident proposal the critic flagged" in c) == marked for c in resolve.input_json("critiques"))
 
 
@@ -196,7 +196,7 @@ def referee_script(relevance: float = 0.9, converged: bool = False, long_from_ro
     rounds = {"n": 0}
 
     def script(turn):
-        if turn.role in ("propose", "revise"):
+        if turn.role in ("proposer", "reviser"):
             r = turn.input_json("peer_answers")
             long = long_from_round is not None and any(f"round {long_from_round - 1}" in p for p in r or [])
             answer = {"A": "1", "B": "2", "C": "3"}[turn.inputs["persona"]]
@@ -218,18 +218,18 @@ def referee_config(model, **referee):
 def test_referee_intervention_reaches_every_agent_next_round(scripted):
     model = scripted(referee_script(relevance=0.2))
     result = Debate(referee_config(model, max_off_topic=5))(question=QUESTION)
-    notes = [t.inputs["referee_note"] for t in calls_of(model) if t.role == "revise"]
+    notes = [t.inputs["referee_note"] for t in calls_of(model) if t.role == "reviser"]
     assert all("You drifted to cats" in n for n in notes)
     assert result.transcript.rounds[0].referee["relevance"] == 0.2
     quiet = scripted(referee_script(relevance=0.9))
     Debate(referee_config(quiet))(question=QUESTION)
-    assert not any("drifted" in t.inputs["referee_note"] for t in calls_of(quiet) if t.role == "revise")
+    assert not any("drifted" in t.inputs["referee_note"] for t in calls_of(quiet) if t.role == "reviser")
 
 
 def test_topic_anchor_is_restated_to_every_reviser(scripted):
     model = scripted(referee_script())
     Debate(referee_config(model))(question=QUESTION)
-    notes = [t.inputs["referee_note"] for t in calls_of(model) if t.role == "revise"]
+    notes = [t.inputs["referee_note"] for t in calls_of(model) if t.role == "reviser"]
     assert notes and all(QUESTION in n and "Current focus" in n for n in notes)
 
 
@@ -278,7 +278,7 @@ def test_the_compile_estimate_counts_the_extra_rounds():
 def test_summary_memory_compresses_old_rounds(scripted):
     model = scripted(by_agent(PERSONAS, [["1", "2", "3", "4"], ["5"], ["6"]]))
     Debate(config(model, rounds=4, critic={"enabled": False}, memory="summary"))(question=QUESTION)
-    last = [t for t in calls_of(model) if t.role == "revise" and t.inputs["persona"] == "B"][-1]
+    last = [t for t in calls_of(model) if t.role == "reviser" and t.inputs["persona"] == "B"][-1]
     peers = last.input_json("peer_answers")
     assert peers[:2] == ["round 0 summary: 1 (agent 0); 6 (agent 2)", "round 1 summary: 2 (agent 0); 6 (agent 2)"]
     assert all("round 2:" in p for p in peers[2:]) and len(peers) == 4
@@ -289,7 +289,7 @@ def objective_script(with_logprobs: bool):
 
     def script(turn):
         reply = follower_script(turn)
-        if with_logprobs and turn.role in ("propose", "revise"):
+        if with_logprobs and turn.role in ("proposer", "reviser"):
             reply["_mean_logprob"] = -0.1 if reply["answer"] == "42" else -2.0
         return reply
 
@@ -321,7 +321,7 @@ def test_ring_topology_shows_each_agent_only_its_neighbours(scripted):
         agents=[{"persona": p} for p in agents])
     Debate(cfg)(question=QUESTION)
     seen = {t.inputs["persona"]: sorted(p.split(":")[0] for p in t.input_json("peer_answers"))
-            for t in calls_of(model) if t.role == "revise"}
+            for t in calls_of(model) if t.role == "reviser"}
     assert seen["A"] == ["agent 1", "agent 4"] and seen["C"] == ["agent 1", "agent 3"]
 
 
@@ -335,7 +335,7 @@ def test_groups_debate_inside_and_vote_across_groups(scripted):
             agents=[{"persona": p} for p in agents])
         result = Debate(cfg)(question=QUESTION)
         assert result.answer == winner and result.transcript.decision.tally == tally
-    seen = [len(t.input_json("peer_answers")) for t in calls_of(model) if t.role == "revise"]
+    seen = [len(t.input_json("peer_answers")) for t in calls_of(model) if t.role == "reviser"]
     assert seen == [2] * 9  # each agent sees only its own group
 
 

@@ -23,11 +23,11 @@ AUTH = {"Authorization": f"Bearer {KEY}"}
 
 def two_rounds(turn):
     """Agents agree on 391 at round 0 without confidence, then confidently at round 1."""
-    if turn.role == "propose":
+    if turn.role == "proposer":
         return proposal("391", confidence=0.5)
-    if turn.role == "revise":
+    if turn.role == "reviser":
         return proposal("391", confidence=0.95, evidence="critique 1")
-    if turn.role == "critique":
+    if turn.role == "critic":
         return critique(flawed=False)
     return resolution("391")
 

@@ -30,19 +30,19 @@ def multiplies(turn):
     """Agents answer the product of the two numbers in the question they debate (unsure, then sure)."""
     numbers = re.search(r"(\d+) \* (\d+)", turn.inputs.get("question", ""))
     answer = str(int(numbers[1]) * int(numbers[2])) if numbers else "no product asked"
-    if turn.role == "propose":
+    if turn.role == "proposer":
         return proposal(answer, confidence=0.5)
-    if turn.role == "revise":
+    if turn.role == "reviser":
         return proposal(answer, confidence=0.95, evidence="critique 1")
-    if turn.role in ("critique", "critique_blind"):
+    if turn.role == "critic":
         return critique(flawed=False)
     return resolution(answer)
 
 
 def always_seven(turn):
-    if turn.role in ("propose", "revise"):
+    if turn.role in ("proposer", "reviser"):
         return proposal("7", confidence=0.95)
-    return critique(flawed=False) if turn.role.startswith("critique") else resolution("7")
+    return critique(flawed=False) if turn.role.startswith("critic") else resolution("7")
 
 
 @pytest.fixture
@@ -90,7 +90,7 @@ def test_openai_package_reads_answer_usage_and_the_madspy_field(served):
         assert r.usage.prompt_tokens == sum(call["prompt_tokens"] for call in calls) > 0
         assert r.usage.completion_tokens == sum(call["completion_tokens"] for call in calls) > 0
         assert r.usage.total_tokens == r.usage.prompt_tokens + r.usage.completion_tokens
-        assert {turn.inputs["question"] for turn in calls_of(model) if turn.role == "propose"} == {"What is 17 * 23?"}
+        assert {turn.inputs["question"] for turn in calls_of(model) if turn.role == "proposer"} == {"What is 17 * 23?"}
 
         assert c.chat.completions.create(model="seven", messages=user("What is 17 * 23?")).choices[0].message.content \
             == "7"  # model picks the program
@@ -246,7 +246,7 @@ def test_a_dspy_program_uses_a_served_debate_as_its_lm(served, engine):
             assert two_inputs.answer == "12"
             with pytest.raises(Exception, match="a debate fills one output field"):
                 dspy.Predict("question -> answer, unit")(question="What is 6 * 7?")
-        debated = [turn.inputs["question"] for turn in calls_of(model) if turn.role == "propose"]
+        debated = [turn.inputs["question"] for turn in calls_of(model) if turn.role == "proposer"]
         # DSPy's field markers and format instructions are stripped: the debaters see the question itself.
         assert debated == ["What is 6 * 7?"] * 2 + ["What is 6 * 8?"] * 2 + \
             ["context: Numbers: 3 and 4.\n\nquestion: 3 * 4?"] * 2
