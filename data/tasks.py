@@ -38,7 +38,7 @@ from madspy.data.scoring import (
     normalize_yesno,
 )
 from madspy.core.errors import DataUnavailable, TaskError
-from madspy.programs.config import TaskKind
+from madspy.programs.protocols import TaskKind
 
 AnswerKind = Literal["number", "choice", "yesno", "text", "translation"]
 Row = dict[str, Any]

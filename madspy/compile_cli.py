@@ -40,7 +40,7 @@ def _add_debate_options(p: argparse.ArgumentParser) -> None:
 
 def add_compile(sub: argparse._SubParsersAction) -> None:
     from madspy.optimizers.compile import DEFAULT_MAX_CALLS, OPTIMIZERS
-    from madspy.programs.config import ProtocolName
+    from madspy.programs.protocols import ProtocolName
 
     p = sub.add_parser("compile", help="compile every role's instructions and demos with a DSPy optimizer",
                        epilog=COMPILE_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)

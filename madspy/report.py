@@ -215,7 +215,7 @@ def transcript_page(t: Transcript, title: str = "debate") -> str:
             parts.append("<p>votes: " + escape(", ".join(f"agent {a}: {v}" for a, v in rnd.votes.items())) + "</p>")
         parts += [f'<p class="event">flip: agent {f.agent} {escape(f.before)} &rarr; {escape(f.after)} ({f.kind})</p>'
                   for f in rnd.flips]
-        parts += [f'<p class="event">{escape(e)}</p>' for e in rnd.events]
+        parts += [f'<p class="event">{escape(str(e))}</p>' for e in rnd.events]
     d, u = t.decision, t.usage
     parts.append(
         f'<h2>Result</h2><table id="result"><tr><th>answer</th><td>{escape(str(d.answer if d else None))}</td></tr>'

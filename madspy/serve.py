@@ -59,7 +59,7 @@ from madspy import openai_api
 from madspy.core.errors import DebateTimeout, InputError, MadspyError, ServeError, UnknownProgram
 from madspy.core.models import check_question
 from madspy.programs.artifact import load_program
-from madspy.programs.config import TaskKind
+from madspy.programs.protocols import TaskKind
 from madspy.programs.debate import Debate
 from madspy.programs.transcript import Round
 from madspy.store import TranscriptStore, new_id

@@ -35,7 +35,10 @@ from madspy.core.errors import SearchError
 from madspy.optimizers.compile import dev_scores, split_data
 from madspy.optimizers.composite import CompositeMetric
 from madspy.programs.artifact import save_program
-from madspy.programs.config import DebateConfig, MemoryPolicy, ProtocolName, Topology
+from madspy.programs.config import DebateConfig
+from madspy.programs.memory import MemoryPolicy
+from madspy.programs.protocols import ProtocolName
+from madspy.programs.topology import Topology
 from madspy.programs.debate import Debate
 
 

@@ -21,7 +21,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from madspy.core.errors import ConfigError
 
 from madspy.core.models import DEFAULT_MODEL
-from madspy.programs.protocols import DEFAULT_FOR_TASK_KIND
+from madspy.programs.flips import EchoReaction
+from madspy.programs.memory import MemoryPolicy
+from madspy.programs.protocols import DEFAULT_FOR_TASK_KIND, ProtocolName, TaskKind
+from madspy.programs.topology import Topology
+
+__all__ = ["AgentConfig", "CriticConfig", "DebateConfig", "EchoConfig", "EchoReaction", "MemoryPolicy",
+           "ProtocolName", "RefereeConfig", "RoleConfig", "StopConfig", "TaskKind", "Topology"]
 
 PERSONAS = (
     "a careful analyst who checks every condition of the question",
@@ -32,11 +38,6 @@ PERSONAS = (
 )
 DEBATER_TEMPERATURES = (0.7, 0.8, 0.9)
 
-ProtocolName = Literal["auto", "majority", "plurality", "confidence", "credit", "unanimity", "judge", "free"]
-TaskKind = Literal["reasoning", "knowledge", "open_ended"]
-MemoryPolicy = Literal["previous", "full", "summary", "mask_strict", "mask_lenient", "mask_objective"]
-EchoReaction = Literal["none", "devils_advocate", "stop"]
-Topology = Literal["all", "ring", "groups"]
 
 
 def _merge(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:

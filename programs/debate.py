@@ -1,21 +1,21 @@
-"""The ``Debate`` module: the five roles in one ``dspy.Module``, and the loop that runs them.
+"""The ``Debate`` module: the debate's roles as predictors of one ``dspy.Module``, and the loop that runs them.
 
-Round 0: every agent answers on its own (or, with a cascade, one agent first).
-After each round: votes and flips are recorded, stop rules and the echo alarm are
-checked, the referee may intervene, and critics attack each proposal. Each later
-round: the memory policy picks (and the mask evaluator may prune) the peer answers
-each agent sees, then every agent revises. At the end the decision protocol (or the
-resolver, for ``judge``) picks the answer. All calls of one step run concurrently (in
-turn when they all go to in-process local models, which serve one call at a time).
-The replaceable parts live in their own modules: config, protocols, stopping,
-memory, flips, critique, topology, credit, budget, transcript.
+Round 0: every agent answers on its own (or, with a cascade, one agent first). After each
+round: votes and flips are recorded, then the budget, the echo alarm, the stop rules and the
+referee decide whether the debate goes on; if it does, critics attack the proposals. Each later
+round: the memory policy picks (and the mask evaluator may prune) the peer answers each agent
+sees, then every agent revises. At the end the decision protocol (or the resolver, for
+``judge``) picks the answer. All calls of one step run concurrently (in turn when they all go
+to in-process local models, which serve one call at a time). The replaceable parts live in
+their own modules: config, protocols, stopping, memory, flips, critique, topology, credit,
+budget, transcript.
 
-Example:
-    >>> from madspy.programs import Debate, DebateConfig
-    >>> debate = Debate(DebateConfig.with_agents(3, model="openai/gpt-4o-mini", rounds=2))
-    >>> # result = debate(question="What is 17 * 23?")
-    >>> # result.answer, result.confidence, result.status, result.stop_reason
-    >>> # result.transcript.rounds[0].calls[0].prompt_tokens
+Example (a scripted model stands in for a real one; see ``madspy.testing``)::
+
+    debate = Debate(DebateConfig.with_agents(3, model="openai/gpt-4o-mini", rounds=2))
+    result = debate(question="What is 17 * 23?")
+    result.answer, result.confidence, result.status, result.stop_reason
+    result.transcript.rounds[0].calls[0].prompt_tokens
 """
 
 from __future__ import annotations
@@ -39,13 +39,22 @@ from madspy.programs.memory import MASKED, MaskDecision, best_by_logprob, keeps,
 from madspy.programs.protocols import DecisionContext, Vote, get_protocol, tally
 from madspy.programs.stopping import first_reason, stop_rules
 from madspy.programs.topology import group_votes, visible
-from madspy.programs.transcript import Call, Decision, Round, Transcript, Usage
+from madspy.programs.transcript import Call, Decision, Event, EventKind, Round, Status, StopReason, Transcript, Usage
 from madspy.signatures import Critique, CritiqueProposalOnly, MaskEvaluate, Propose, Referee, Resolve, Revise, Role
 
-FINAL_CRITIQUE_REASONS = {"stable_answers", "max_rounds", "echo_alarm", "off_topic", "referee_converged"}
+# Stops after which the resolver still judges the final proposals with fresh critiques.
+FINAL_CRITIQUE_REASONS = {StopReason.STABLE_ANSWERS, StopReason.MAX_ROUNDS, StopReason.ECHO_ALARM,
+                          StopReason.OFF_TOPIC, StopReason.REFEREE_CONVERGED}
 # Stops that count as converged even when the last votes differ (the referee's call, one confident agent);
 # agents that keep disagreeing (stable_answers) have not converged.
-CONVERGED_REASONS = {"confident_agreement", "referee_converged", "cascade_confident"}
+CONVERGED_REASONS = {StopReason.CONFIDENT_AGREEMENT, StopReason.REFEREE_CONVERGED, StopReason.CASCADE_CONFIDENT}
+# Stops where a judge protocol takes the majority instead of calling the resolver, and why.
+MAJORITY_INSTEAD_OF_JUDGE = {
+    StopReason.CONFIDENT_AGREEMENT: "unanimous and confident; resolver not needed",
+    StopReason.CASCADE_CONFIDENT: "one confident agent; no debate needed",
+    StopReason.BUDGET_EXHAUSTED: "token budget spent; majority of the last answers",
+    StopReason.TIME_EXHAUSTED: "time budget spent; majority of the last answers",
+}
 
 
 @functools.lru_cache(maxsize=128)
@@ -56,7 +65,12 @@ def _lm(model: str, temperature: float, max_tokens: int, timeout_s: float, num_r
 
 
 def format_proposal(p: dspy.Prediction | dict[str, Any]) -> str:
-    """A proposal as peers, critics and the resolver read it."""
+    """A proposal as peers, critics and the resolver read it.
+
+    >>> print(format_proposal({"answer": "391", "confidence": 0.9, "reasoning_steps": ["17*23=391"]}))
+    answer: 391 (confidence 0.90)
+    step 1: 17*23=391
+    """
     steps = p.get("reasoning_steps") or []
     lines = [f"answer: {p.get('answer')} (confidence {float(p.get('confidence') or 0):.2f})"]
     lines += [f"step {i}: {s}" for i, s in enumerate(steps, 1)]
@@ -64,7 +78,7 @@ def format_proposal(p: dspy.Prediction | dict[str, Any]) -> str:
 
 
 class Debate(dspy.Module):
-    """A multi-agent debate whose five roles are DSPy predictors.
+    """A multi-agent debate whose roles (``signatures.Role``) are DSPy predictors of this module.
 
     Args:
         config: all settings (agents, rounds, protocol, roles, stop rules, models).
@@ -87,7 +101,7 @@ class Debate(dspy.Module):
         self.config = config if config is not None else DebateConfig(**settings)
         self.normalize = normalize
         self.manifest: dict[str, Any] = {}  # set by load_program: task, model, scores, versions
-        # One predictor per role, named by the role (signatures.Role): what artifacts and optimizers see.
+        # One predictor per role, named by the role: what artifacts and optimizers see.
         self.proposer = dspy.Predict(Propose)
         self.reviser = dspy.Predict(Revise)
         self.critic = dspy.Predict(CritiqueProposalOnly if self.config.critic.isolated else Critique)
@@ -102,8 +116,9 @@ class Debate(dspy.Module):
         api_base = c.api_base if model in (None, c.model) else None
         return _lm(model or c.model, temperature, c.max_tokens, c.timeout_s, c.num_retries, c.cache, api_base)
 
-    def _job(self, role: Role, agent: int | None, round_: int, model: str | None, temperature: float,
-             **inputs: Any) -> Job:
+    def job(self, role: Role, agent: int | None, round_: int, model: str | None, temperature: float,
+            **inputs: Any) -> Job:
+        """One call of ``role``'s predictor, for ``agent`` (None for the judge-like roles) in round ``round_``."""
         model = model or self.config.model
         # A rollout id per agent keeps identical agents (self-consistency) from sharing cached replies.
         config = {"rollout_id": agent} if agent is not None and temperature > 0 else {}
@@ -143,74 +158,144 @@ class _Run:
 
     def __init__(self, debate: Debate, question: str, run_budget: RunBudget | None = None,
                  on_round: Callable[[Round], None] | None = None):
-        self.debate = debate
-        self.run_budget = run_budget
-        self.on_round = on_round
-        self.cfg = debate.config
-        self.question = question
+        self.debate, self.cfg, self.question = debate, debate.config, question
+        self.run_budget, self.on_round = run_budget, on_round
         self.t0 = time.perf_counter()
+        self.rules = stop_rules(self.cfg.stop, self.cfg.rounds)
         self.transcript = Transcript(question=question, config=self.cfg.model_dump())
-        self.proposals: dict[int, dspy.Prediction] = {}
-        self.critiques: dict[int, list[str]] = {}
-        self.history: list[list[Vote]] = []
-        self.snapshots: list[dict[int, str]] = []  # formatted proposals after each round
+        self.proposals: dict[int, dspy.Prediction] = {}  # each agent's latest proposal
+        self.history: list[list[Vote]] = []  # the votes after each round: the one record of who answered what
+        self.memories: list[dict[int, str]] = []  # each round's proposals as peers read them
+        self.critiques: dict[int, list[str]] = {}  # the critic's findings on each agent's latest proposal
         self.dropped: set[int] = set()  # agents whose last answer the mask removed
         self.notes: dict[int, str] = {}  # per-agent instruction for the next round
         self.flagged_confident: set[int] = set()  # confident proposals the critic flagged
         self.off_topic = 0  # rounds the referee judged off topic
         self.extra_rounds = 0  # rounds run past the last one because the debaters were far apart
 
-    # -- steps ---------------------------------------------------------------
+    # -- the loop --------------------------------------------------------------
+    def execute(self) -> dspy.Prediction:
+        stop = StopReason.MAX_ROUNDS
+        for index in range(self.cfg.round_limit):
+            rnd = Round(index=index)
+            self.transcript.rounds.append(rnd)
+            started = time.perf_counter()
+            reason = self._round(rnd)
+            rnd.wall_s = round(time.perf_counter() - started, 4)
+            if self.on_round is not None:
+                self.on_round(rnd)
+            if reason is not None:
+                stop = reason
+                break
+        return self._finish(stop)
+
+    def _round(self, rnd: Round) -> StopReason | None:
+        """One round's steps, in order; why the debate stops after it, or None to go on."""
+        cfg = self.cfg
+        if rnd.index > 0 and cfg.memory in MASKED and cfg.mask.enabled:
+            self._mask_step(rnd)
+        if (spent := self._budget_spent()) is not None:
+            return spent
+        everyone = list(range(len(cfg.agents)))
+        if rnd.index == 0 and cfg.cascade_gate is not None and len(everyone) > 1:
+            self._answer_step(rnd, [0])
+            if self._cascade_confident(rnd):
+                self.history.append(self._votes(rnd))
+                return StopReason.CASCADE_CONFIDENT
+            everyone = everyone[1:]
+        self._answer_step(rnd, everyone)
+        self.memories.append({i: format_proposal(p) for i, p in sorted(self.proposals.items())})
+        votes = self._votes(rnd)
+        self._record_flips(rnd, votes)
+        self.history.append(votes)
+        if not votes:
+            return StopReason.ALL_AGENTS_FAILED
+        stop = self._stop_reason(rnd)
+        if stop is None and self._echo_alarm(rnd) and cfg.echo.reaction == "devils_advocate":
+            self._assign_devils_advocate(rnd, votes)  # only when a next round will hear it
+        if self._critique_due(stop):
+            self._critique_step(rnd)
+            stop = stop or self._budget_spent()
+        return stop
+
+    def _stop_reason(self, rnd: Round) -> StopReason | None:
+        """Why the debate stops after this round's answers, or None: budget, echo alarm, stop rules, referee."""
+        if (spent := self._budget_spent()) is not None:
+            return spent
+        if self._echo_alarm(rnd) and self.cfg.echo.reaction == "stop":
+            return StopReason.ECHO_ALARM
+        reason = first_reason(self.rules, self.history)
+        if reason is None and self._referee_due(rnd):
+            return self._referee_step(rnd)
+        if reason == StopReason.MAX_ROUNDS and self._may_extend():
+            # At the last round the referee says whether the debaters are still far apart (not if it
+            # finds a reason to stop: off topic, converged).
+            referee_stop = self._referee_step(rnd) if rnd.referee is None else None
+            if referee_stop is None and self._far_apart(rnd):
+                self.extra_rounds += 1
+                rnd.events.append(Event(kind=EventKind.EXTRA_ROUND, value=rnd.referee["agreement"],
+                                        threshold=self.cfg.referee.extend_below))
+                return None
+        return reason
+
+    def _critique_due(self, stop: StopReason | None) -> bool:
+        """Whether critics attack this round's proposals: the debate goes on, or a resolver will judge them."""
+        cfg = self.cfg
+        if not cfg.critic.enabled:
+            return False
+        judged = cfg.decision_protocol in ("judge", "unanimity") and cfg.resolver.enabled
+        return stop is None or (judged and stop in FINAL_CRITIQUE_REASONS)
+
+    # -- calls -------------------------------------------------------------------
     def _run(self, jobs: list[Job], rnd: Round) -> list[Outcome]:
         # Calls that would only queue for one in-process model run in turn, so each call's
         # latency is its own service time, not time spent waiting for the model.
         serial = all(one_call_at_a_time(job.lm.model) for job in jobs)
         outcomes = run_jobs(jobs, 1 if serial else self.cfg.concurrency, self.t0)
         rnd.calls.extend(o.call for o in outcomes)
-        for o in outcomes:
-            if not o.call.ok:
-                who = o.call.role if o.call.agent is None else f"{o.call.role} {o.call.agent}"
-                rnd.events.append(f"{who} failed: {o.call.error}")
+        rnd.events += [Event(kind=EventKind.CALL_FAILED, role=o.call.role, agent=o.call.agent, error=o.call.error)
+                       for o in outcomes if not o.call.ok]
         return outcomes
 
     def _answer_step(self, rnd: Round, agents: list[int]) -> None:
         d, cfg = self.debate, self.cfg
-        answers = [{int(a): v for a, v in r.votes.items()} for r in self.transcript.rounds[: len(self.snapshots)]]
         jobs = []
         for i in agents:
             agent = cfg.agents[i]
-            if i in self.proposals:
-                jobs.append(d._job(
-                    Role.REVISER, i, rnd.index, agent.model, agent.temperature,
-                    question=self.question, persona=agent.persona,
-                    previous_answer=format_proposal(self.proposals[i]),
-                    peer_answers=peer_view(cfg.memory, visible(i, len(cfg.agents), cfg.topology, cfg.neighbors,
-                                                               cfg.group_size),
-                                           self.snapshots, self.dropped, answers, cfg.summary_keep_rounds),
-                    critiques=self.critiques.get(i, []),
-                    referee_note="\n".join(filter(None, [self._anchor(), self.notes.get(i, "")])),
-                ))
-            else:
-                jobs.append(d._job(Role.PROPOSER, i, rnd.index, agent.model, agent.temperature,
-                                   question=self.question, persona=agent.persona))
+            if i not in self.proposals:
+                jobs.append(d.job(Role.PROPOSER, i, rnd.index, agent.model, agent.temperature,
+                                  question=self.question, persona=agent.persona))
+                continue
+            seen = visible(i, len(cfg.agents), cfg.topology, cfg.neighbors, cfg.group_size)
+            answers = [{v.agent: v.answer for v in votes} for votes in self.history]
+            jobs.append(d.job(
+                Role.REVISER, i, rnd.index, agent.model, agent.temperature,
+                question=self.question,
+                peer_answers=peer_view(cfg.memory, seen, self.memories, self.dropped, answers,
+                                       cfg.summary_keep_rounds),
+                persona=agent.persona,
+                previous_answer=format_proposal(self.proposals[i]),
+                critiques=self.critiques.get(i, []),
+                referee_note="\n".join(filter(None, [self._anchor(), self.notes.get(i, "")])),
+            ))
+        self.notes = {}
         for job, outcome in zip(jobs, self._run(jobs, rnd)):
             if outcome.prediction is not None:
                 outcome.prediction["answer"] = clean_answer(str(outcome.prediction.get("answer") or ""))
                 self.proposals[job.agent] = outcome.prediction
             elif job.agent in self.proposals:
-                rnd.events.append(f"agent {job.agent} keeps its previous answer")
+                rnd.events.append(Event(kind=EventKind.KEPT_PREVIOUS_ANSWER, agent=job.agent))
 
-    def _cascade(self, rnd: Round) -> bool:
-        """Round 0 with agent 0 alone; True when it is confident enough to skip the debate (iMAD)."""
-        self._answer_step(rnd, [0])
+    def _cascade_confident(self, rnd: Round) -> bool:
+        """Whether agent 0, who answered alone, is confident enough to skip the debate (iMAD)."""
         first = self.proposals.get(0)
         confident = first is not None and float(first.get("confidence") or 0.0) >= self.cfg.cascade_gate
-        rnd.events.append(f"cascade: agent 0 alone is {'' if confident else 'not '}confident enough to skip the debate")
+        rnd.events.append(Event(kind=EventKind.CASCADE, agent=0, flag=confident))
         return confident
 
     def _mask_step(self, rnd: Round) -> None:
-        """Drop last-round answers before the next round sees them (seed 003)."""
-        last = self.snapshots[-1]
+        """Drop last-round answers before the next round sees them (MAD-M2)."""
+        last = self.memories[-1]
         logprobs = {c.agent: c.mean_logprob for c in self.transcript.rounds[rnd.index - 1].calls
                     if c.role.answers and c.agent in last}
         if self.cfg.memory == "mask_objective" and all(logprobs.get(j) is not None for j in last):
@@ -218,7 +303,7 @@ class _Run:
             labels = {j: f"logprob {logprobs[j]:.3f}" for j in last}
         else:
             if self.cfg.memory == "mask_objective":
-                rnd.events.append("objective mask: the backend returned no log-probabilities; subjective strict mask used")
+                rnd.events.append(Event(kind=EventKind.NO_LOGPROBS))
             labels = self._mask_labels(rnd, last)
             policy = "mask_strict" if self.cfg.memory == "mask_objective" else self.cfg.memory
             kept = {j for j, label in labels.items() if keeps(label, policy)}
@@ -227,14 +312,27 @@ class _Run:
 
     def _mask_labels(self, rnd: Round, last: dict[int, str]) -> dict[int, str]:
         """The mask evaluator's YES / NO / NOT_SURE per memory (ERROR, kept, when its call failed)."""
-        d, mask = self.debate, self.cfg.mask
-        jobs = [d._job(Role.MASK, j, rnd.index, mask.model, mask.temperature,
-                       question=self.question, memory=text) for j, text in last.items()]
+        mask = self.cfg.mask
+        jobs = [self.debate.job(Role.MASK, j, rnd.index, mask.model, mask.temperature,
+                                question=self.question, memory=text) for j, text in last.items()]
         return {j: str(o.prediction.label) if o.prediction is not None else "ERROR"
                 for j, o in zip(last, self._run(jobs, rnd))}
 
-    def _flips(self, rnd: Round, votes: list[Vote]) -> str | None:
-        """Record answer changes; on an echo alarm react as configured (returns a stop reason)."""
+    def _votes(self, rnd: Round) -> list[Vote]:
+        """Each usable proposal as a vote on its normalized answer (recorded on the round)."""
+        votes = []
+        for i, p in sorted(self.proposals.items()):
+            answer = str(p.get("answer") or "").strip()
+            key = self.debate.normalize(answer)
+            if key is None:
+                rnd.events.append(Event(kind=EventKind.NO_USABLE_ANSWER, agent=i))
+                continue
+            votes.append(Vote(i, answer, key, float(p.get("confidence") or 0.0)))
+        rnd.votes = {str(v.agent): v.answer for v in votes}
+        return votes
+
+    def _record_flips(self, rnd: Round, votes: list[Vote]) -> None:
+        """Every answer change since the last round, with the argument it cites, and the round's echo ratio."""
         before = {v.agent: v.key for v in self.history[-1]} if self.history else {}
         for v in votes:
             if v.agent in before and before[v.agent] != v.key:
@@ -242,23 +340,26 @@ class _Run:
                 rnd.flips.append(Flip(agent=v.agent, round=rnd.index, before=before[v.agent], after=v.key,
                                       evidence_ref=ref, kind=flip_kind(ref)))
         rnd.echo_ratio = echo_ratio([f.kind for f in rnd.flips])
+        if self._echo_alarm(rnd):
+            rnd.events.append(Event(kind=EventKind.ECHO_ALARM, value=rnd.echo_ratio, threshold=self.cfg.echo.threshold))
+
+    def _echo_alarm(self, rnd: Round) -> bool:
+        """Whether this round's conformity flips exceed the echo threshold and a reaction is set."""
         echo = self.cfg.echo
-        if rnd.echo_ratio is None or rnd.echo_ratio <= echo.threshold or echo.reaction == "none":
-            return None
-        rnd.events.append(f"echo alarm: {rnd.echo_ratio:.2f} of flips cite no argument (> {echo.threshold})")
-        if echo.reaction == "stop":
-            return "echo_alarm"
+        return rnd.echo_ratio is not None and rnd.echo_ratio > echo.threshold and echo.reaction != "none"
+
+    def _assign_devils_advocate(self, rnd: Round, votes: list[Vote]) -> None:
+        """The first agent that conformed argues the strongest alternative next round."""
         majority = next(iter(tally(votes)))
         advocate = next(f.agent for f in rnd.flips if f.kind == "conformity")
         self.notes[advocate] = (
             f"Devil's advocate: most debaters now answer {majority}. Argue for the strongest alternative "
             f"answer and find the flaw in the majority's reasoning; keep {majority} only if no alternative survives."
         )
-        rnd.events.append(f"agent {advocate} plays devil's advocate next round")
-        return None
+        rnd.events.append(Event(kind=EventKind.DEVILS_ADVOCATE, agent=advocate))
 
     def _anchor(self) -> str:
-        """The topic anchor restated to every reviser while the referee is on (seed 004)."""
+        """The topic anchor restated to every reviser while the referee is on (keeps long debates on the question)."""
         if not self.cfg.referee.enabled:
             return ""
         focus = ", ".join(tally(self.history[-1])) if self.history else "the first answers"
@@ -270,16 +371,15 @@ class _Run:
             return False
         if ref.cadence == "every":
             return rnd.index % ref.every == ref.every - 1
-        sizes = [len("".join(snap.values())) for snap in self.snapshots]
+        sizes = [len("".join(memory.values())) for memory in self.memories]
         return len(sizes) > 1 and sizes[-1] > ref.long_factor * (sum(sizes[:-1]) / (len(sizes) - 1))
 
-    def _referee_step(self, rnd: Round) -> str | None:
-        """Relevance, convergence and an intervention for the next round; returns a stop reason."""
+    def _referee_step(self, rnd: Round) -> StopReason | None:
+        """The referee's call: relevance, convergence and an intervention for the next round; a stop reason."""
         d, ref = self.debate, self.cfg.referee
-        round_text = "\n\n".join(f"agent {i}: {text}" for i, text in self.snapshots[-1].items())
-        job = d._job(Role.REFEREE, None, rnd.index, ref.model, ref.temperature,
-                     question=self.question, round_text=round_text)
-        (outcome,) = self._run([job], rnd)
+        round_text = "\n\n".join(f"agent {i}: {text}" for i, text in self.memories[-1].items())
+        (outcome,) = self._run([d.job(Role.REFEREE, None, rnd.index, ref.model, ref.temperature,
+                                      question=self.question, round_text=round_text)], rnd)
         p = outcome.prediction
         if p is None:
             return None
@@ -290,38 +390,31 @@ class _Run:
                 f"Off topic: {p.off_topic_summary}. Return to the original question: \"{self.question}\"")
             for i in range(len(self.cfg.agents)):
                 self.notes[i] = "\n".join(filter(None, [f"Referee: {note}", self.notes.get(i, "")]))
-            rnd.events.append(f"referee: relevance {p.relevance:.2f} < {ref.threshold}; intervention sent to all agents")
+            rnd.events.append(Event(kind=EventKind.OFF_TOPIC, value=p.relevance, threshold=ref.threshold))
             if self.off_topic >= ref.max_off_topic:
-                return "off_topic"
+                return StopReason.OFF_TOPIC
         if p.converged and ref.stop_on_converged:
-            return "referee_converged"
+            return StopReason.REFEREE_CONVERGED
         return None
 
-    def _far_apart(self, rnd: Round) -> bool:
-        """At the last round: whether the referee finds the debaters so far apart that one more round runs."""
+    def _may_extend(self) -> bool:
+        """Whether the config lets a far-apart debate run one more round past its last."""
         ref = self.cfg.referee
-        if not ref.enabled or ref.extend_below is None or self.extra_rounds >= ref.max_extra_rounds:
-            return False
-        if rnd.referee is None and self._referee_step(rnd) is not None:
-            return False  # it found a reason to stop (off topic, converged)
+        return ref.enabled and ref.extend_below is not None and self.extra_rounds < ref.max_extra_rounds
+
+    def _far_apart(self, rnd: Round) -> bool:
+        """Whether the referee rated this round's agreement under ``referee.extend_below``."""
         agreement = (rnd.referee or {}).get("agreement")
-        if agreement is None or agreement >= ref.extend_below:
-            return False
-        self.extra_rounds += 1
-        rnd.events.append(f"referee: agreement {agreement:.2f} < {ref.extend_below}; one more round")
-        return True
+        return agreement is not None and agreement < self.cfg.referee.extend_below
 
-    def _spent(self) -> int:
-        return sum(c.prompt_tokens + c.completion_tokens for r in self.transcript.rounds for c in r.calls)
-
-    def _budget_spent(self) -> str | None:
-        """``budget_exhausted`` (tokens, of the question or the run), ``time_exhausted`` or None."""
-        spent = self._spent()
+    def _budget_spent(self) -> StopReason | None:
+        """``budget_exhausted`` (tokens, of the question or the run), ``time_exhausted``, or None."""
+        spent = sum(c.prompt_tokens + c.completion_tokens for c in self.transcript.calls())
         question_over = self.cfg.budget_tokens is not None and spent >= self.cfg.budget_tokens
         if question_over or (self.run_budget is not None and spent >= self.run_budget.remaining):
-            return "budget_exhausted"
+            return StopReason.BUDGET_EXHAUSTED
         if self.cfg.budget_s is not None and time.perf_counter() - self.t0 >= self.cfg.budget_s:
-            return "time_exhausted"
+            return StopReason.TIME_EXHAUSTED
         return None
 
     def _critique_step(self, rnd: Round) -> None:
@@ -339,12 +432,10 @@ class _Run:
         """Critic calls for the agents in ``focus``; their valid issues (failed calls are left out)."""
         d, critic = self.debate, self.cfg.critic
         agents = sorted(focus)
-        jobs = [
-            d._job(Role.CRITIC, i, rnd.index, critic.model, critic.temperature,
-                   proposal=format_proposal(self.proposals[i]), focus=focus[i],
-                   **({} if critic.isolated else {"question": self.question}))
-            for i in agents
-        ]
+        jobs = [d.job(Role.CRITIC, i, rnd.index, critic.model, critic.temperature,
+                      proposal=format_proposal(self.proposals[i]), focus=focus[i],
+                      **({} if critic.isolated else {"question": self.question}))
+                for i in agents]
         found = {}
         for i, outcome in zip(agents, self._run(jobs, rnd)):
             if outcome.prediction is None:
@@ -352,25 +443,14 @@ class _Run:
             found[i] = valid_issues(outcome.prediction)
             dropped = len(outcome.prediction.get("issues") or []) - len(found[i])
             if dropped:
-                rnd.events.append(f"critic on agent {i}: {dropped} challenge(s) naming no step dropped")
+                rnd.events.append(Event(kind=EventKind.CHALLENGES_DROPPED, agent=i, count=dropped))
         return found
 
-    def _votes(self, rnd: Round) -> list[Vote]:
-        votes = []
-        for i, p in sorted(self.proposals.items()):
-            answer = str(p.get("answer") or "").strip()
-            key = self.debate.normalize(answer)
-            if key is None:
-                rnd.events.append(f"agent {i} gave no usable answer")
-                continue
-            votes.append(Vote(i, answer, key, float(p.get("confidence") or 0.0)))
-        rnd.votes = {str(v.agent): v.answer for v in votes}
-        return votes
-
+    # -- the decision --------------------------------------------------------------
     def _judge(self, votes: list[Vote], counts: dict[str, int]) -> Decision | None:
         d, resolver = self.debate, self.cfg.resolver
         rnd = self.transcript.rounds[-1]
-        job = d._job(
+        job = d.job(
             Role.RESOLVER, None, rnd.index, resolver.model, resolver.temperature,
             question=self.question,
             proposals=[f"agent {v.agent}: {format_proposal(self.proposals[v.agent])}" for v in votes],
@@ -383,74 +463,18 @@ class _Run:
         if p is None or not str(p.get("final_answer") or "").strip():
             return None
         if echoes_tally(str(p.final_answer)):
-            rnd.events.append("the resolver returned the tally, not an answer")
+            rnd.events.append(Event(kind=EventKind.TALLY_ECHOED))
             return None
         return Decision(protocol="judge", answer=clean_answer(str(p.final_answer)), confidence=float(p.confidence),
                         tally=counts, judge_status=str(p.status))
 
-    # -- the loop --------------------------------------------------------------
-    def execute(self) -> dspy.Prediction:
-        cfg = self.cfg
-        rules = stop_rules(cfg.stop, cfg.rounds)
-        stop_reason = "max_rounds"
-        for r in range(cfg.round_limit):
-            rnd = Round(index=r)
-            started = time.perf_counter()
-            self.transcript.rounds.append(rnd)
-            reason = self._round(rnd, rules)
-            rnd.wall_s = round(time.perf_counter() - started, 4)
-            if self.on_round is not None:
-                self.on_round(rnd)
-            if reason is not None:
-                stop_reason = reason
-                break
-        return self._finish(stop_reason)
-
-    def _round(self, rnd: Round, rules: list) -> str | None:
-        """One round's steps; returns why the debate stops after it, or None to go on."""
-        cfg = self.cfg
-        if rnd.index > 0 and cfg.memory in MASKED and cfg.mask.enabled:
-            self._mask_step(rnd)
-        if spent := self._budget_spent():
-            return spent
-        everyone = list(range(len(cfg.agents)))
-        if rnd.index == 0 and cfg.cascade_gate is not None and len(everyone) > 1:
-            if self._cascade(rnd):
-                self.history.append(self._votes(rnd))
-                return "cascade_confident"
-            everyone = everyone[1:]
-        self._answer_step(rnd, everyone)
-        self.notes = {}
-        self.snapshots.append({i: format_proposal(p) for i, p in sorted(self.proposals.items())})
-        votes = self._votes(rnd)
-        echo_stop = self._flips(rnd, votes)
-        self.history.append(votes)
-        if not votes:
-            return "all_agents_failed"
-        reason = self._budget_spent() or echo_stop or first_reason(rules, self.history)
-        if reason is None and self._referee_due(rnd):
-            reason = self._referee_step(rnd)
-        if reason == "max_rounds" and self._far_apart(rnd):
-            reason = None
-        # The resolver judges the final proposals with their critiques; other stops need no last critique.
-        resolver_next = cfg.decision_protocol in ("judge", "unanimity") and cfg.resolver.enabled
-        needs_critique = cfg.critic.enabled and (reason is None or (resolver_next and reason in FINAL_CRITIQUE_REASONS))
-        if needs_critique:
-            self._critique_step(rnd)
-            reason = reason or self._budget_spent()
-        return reason
-
-    def _decide(self, votes: list[Vote], stop_reason: str) -> Decision:
+    def _decide(self, votes: list[Vote], stop: StopReason) -> Decision:
         protocol = self.cfg.decision_protocol
         if self.cfg.topology == "groups":
             votes = group_votes(votes, len(self.cfg.agents), self.cfg.group_size)
-        skip_judge = {"confident_agreement": "unanimous and confident; resolver not needed",
-                      "cascade_confident": "one confident agent; no debate needed",
-                      "budget_exhausted": "token budget spent; majority of the last answers",
-                      "time_exhausted": "time budget spent; majority of the last answers"}
-        if stop_reason in skip_judge and protocol == "judge":
+        if stop in MAJORITY_INSTEAD_OF_JUDGE and protocol == "judge":
             decision = get_protocol("majority").decide(votes)
-            return decision.model_copy(update={"note": skip_judge[stop_reason]})
+            return decision.model_copy(update={"note": MAJORITY_INSTEAD_OF_JUDGE[stop]})
         ctx = DecisionContext(
             history=self.history,
             conformity=self.transcript.conformity_flips(),
@@ -459,14 +483,13 @@ class _Run:
         )
         return get_protocol(protocol).decide(votes, ctx)
 
-    def _finish(self, stop_reason: str) -> dspy.Prediction:
+    def _finish(self, stop: StopReason) -> dspy.Prediction:
         votes = next((v for v in reversed(self.history) if v), [])
-        decision = self._decide(votes, stop_reason) if votes else Decision(
+        decision = self._decide(votes, stop) if votes else Decision(
             protocol=self.cfg.decision_protocol, answer=None, confidence=0.0, tally={}, note="no agent answered")
         calls: list[Call] = self.transcript.calls()
-        status = self._status(stop_reason, votes, decision, calls)
         t = self.transcript
-        t.decision, t.status, t.stop_reason = decision, status, stop_reason
+        t.decision, t.status, t.stop_reason = decision, _status(stop, votes, decision, calls), stop
         t.usage = Usage.of(calls)
         if self.run_budget is not None:
             self.run_budget.add(t.usage.total_tokens)
@@ -475,22 +498,23 @@ class _Run:
             answer=decision.answer,
             candidates=decision.candidates,
             confidence=decision.confidence,
-            status=status,
-            stop_reason=stop_reason,
+            status=t.status,
+            stop_reason=stop,
             usage=t.usage.model_dump(),
             transcript=t,
         )
 
-    @staticmethod
-    def _status(stop_reason: str, votes: list[Vote], decision: Decision, calls: list[Call]) -> str:
-        if stop_reason in ("budget_exhausted", "time_exhausted"):
-            return stop_reason
-        if decision.answer is None:
-            return "failed"
-        if any(not c.ok for c in calls) or stop_reason == "all_agents_failed":  # answered from an earlier round
-            return "degraded"
-        if decision.judge_status == "undetermined":
-            return "undetermined"
-        if stop_reason in CONVERGED_REASONS or len({v.key for v in votes}) == 1:
-            return "converged"
-        return "convergence_failed"
+
+def _status(stop: StopReason, votes: list[Vote], decision: Decision, calls: list[Call]) -> Status:
+    """What a finished debate's result is, from why it stopped, its last votes, its decision and its calls."""
+    if stop in (StopReason.BUDGET_EXHAUSTED, StopReason.TIME_EXHAUSTED):
+        return Status(stop.value)
+    if decision.answer is None:
+        return Status.FAILED
+    if any(not c.ok for c in calls) or stop == StopReason.ALL_AGENTS_FAILED:  # answered from an earlier round
+        return Status.DEGRADED
+    if decision.judge_status == "undetermined":
+        return Status.UNDETERMINED
+    if stop in CONVERGED_REASONS or len({v.key for v in votes}) == 1:
+        return Status.CONVERGED
+    return Status.CONVERGENCE_FAILED

@@ -14,7 +14,11 @@ Example:
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel
+
+EchoReaction = Literal["none", "devils_advocate", "stop"]  # what the debate does on an echo alarm
 
 PLACEHOLDERS = {"", "none", "n/a", "na", "null", "nothing", "no", "-", "the others", "others agree", "majority"}
 

@@ -17,8 +17,11 @@ Example:
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel
 
+MemoryPolicy = Literal["previous", "full", "summary", "mask_strict", "mask_lenient", "mask_objective"]
 MASKED = ("mask_strict", "mask_lenient", "mask_objective")
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Literal, get_args
 from typing import Protocol as _Protocol
 
 from madspy.core.errors import InputError
@@ -186,7 +187,11 @@ class FreeMad:
 
 PROTOCOLS: dict[str, type] = {p.name: p for p in (Majority, Plurality, ConfidenceWeighted, CreditWeighted,
                                                    Unanimity, JudgeProtocol, FreeMad)}
-DEFAULT_FOR_TASK_KIND = {"reasoning": "majority", "knowledge": "judge", "open_ended": "free"}
+# A config's protocol: one of PROTOCOLS, or auto (chosen by the task's kind).
+ProtocolName = Literal["auto", "majority", "plurality", "confidence", "credit", "unanimity", "judge", "free"]
+assert set(get_args(ProtocolName)) == {"auto", *PROTOCOLS}, "ProtocolName and PROTOCOLS name the same protocols"
+TaskKind = Literal["reasoning", "knowledge", "open_ended"]
+DEFAULT_FOR_TASK_KIND: dict[TaskKind, str] = {"reasoning": "majority", "knowledge": "judge", "open_ended": "free"}
 
 
 def get_protocol(name: str) -> Protocol:

@@ -67,7 +67,7 @@ def render_transcript(t: Transcript, console: Console | None = None) -> None:
                           + (f", agreement {float(r['agreement']):.2f}" if r.get("agreement") is not None else "")
                           + (f", intervention: {r['intervention']}" if r.get("intervention") else ""))
         for event in rnd.events:
-            console.print(f"[yellow]- {event}[/yellow]")
+            console.print(f"[yellow]- {escape(str(event))}[/yellow]")
     d, u = t.decision, t.usage
     lines = [
         f"answer: [bold]{d.answer if d else None}[/bold]   confidence: {d.confidence if d else 0:.2f}",

@@ -8,8 +8,8 @@ Example:
     >>> from madspy.programs.protocols import Vote
     >>> from madspy.programs.stopping import StableAnswers
     >>> r = [Vote(0, "5", "5", 0.6), Vote(1, "6", "6", 0.6)]
-    >>> StableAnswers(1).check([r, r])
-    'stable_answers'
+    >>> print(StableAnswers(1).check([r, r]))
+    stable_answers
 """
 
 from __future__ import annotations
@@ -18,12 +18,13 @@ from typing import Protocol
 
 from madspy.programs.config import StopConfig
 from madspy.programs.protocols import Vote
+from madspy.programs.transcript import StopReason
 
 History = list[list[Vote]]  # votes after each round, round 0 first
 
 
 class StopRule(Protocol):
-    def check(self, history: History) -> str | None: ...
+    def check(self, history: History) -> StopReason | None: ...
 
 
 def _answers(votes: list[Vote]) -> dict[int, str]:
@@ -36,11 +37,11 @@ class StableAnswers:
     def __init__(self, k: int):
         self.k = k
 
-    def check(self, history: History) -> str | None:
+    def check(self, history: History) -> StopReason | None:
         if len(history) <= self.k:
             return None
         recent = [_answers(votes) for votes in history[-(self.k + 1) :]]
-        return "stable_answers" if all(r == recent[0] for r in recent) else None
+        return StopReason.STABLE_ANSWERS if all(r == recent[0] for r in recent) else None
 
 
 class ConfidentAgreement:
@@ -49,10 +50,10 @@ class ConfidentAgreement:
     def __init__(self, gate: float):
         self.gate = gate
 
-    def check(self, history: History) -> str | None:
+    def check(self, history: History) -> StopReason | None:
         votes = history[-1] if history else []
         if votes and len({v.key for v in votes}) == 1 and min(v.confidence for v in votes) >= self.gate:
-            return "confident_agreement"
+            return StopReason.CONFIDENT_AGREEMENT
         return None
 
 
@@ -62,8 +63,8 @@ class MaxRounds:
     def __init__(self, n: int):
         self.n = n
 
-    def check(self, history: History) -> str | None:
-        return "max_rounds" if len(history) >= self.n else None
+    def check(self, history: History) -> StopReason | None:
+        return StopReason.MAX_ROUNDS if len(history) >= self.n else None
 
 
 def stop_rules(stop: StopConfig, rounds: int) -> list[StopRule]:
@@ -77,6 +78,6 @@ def stop_rules(stop: StopConfig, rounds: int) -> list[StopRule]:
     return rules
 
 
-def first_reason(rules: list[StopRule], history: History) -> str | None:
+def first_reason(rules: list[StopRule], history: History) -> StopReason | None:
     """The first rule's reason to stop, or None to go on."""
     return next((reason for rule in rules if (reason := rule.check(history))), None)

@@ -12,7 +12,11 @@ Example:
 
 from __future__ import annotations
 
+from typing import Literal
+
 from madspy.programs.protocols import Plurality, Vote
+
+Topology = Literal["all", "ring", "groups"]
 
 
 def groups(n: int, size: int) -> list[list[int]]:

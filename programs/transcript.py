@@ -1,12 +1,16 @@
-"""What happened in a debate: every round, every call, the votes and why it stopped.
+"""What happened in a debate: every round, every call, the votes, its status and why it stopped.
 
-A ``Transcript`` round-trips through JSON and renders on a terminal.
+The debate's vocabulary is named here once: ``Status`` (what a result is), ``StopReason`` (why
+the debate stopped) and ``EventKind`` (what a round's events say; each ``Event`` carries its
+fields and renders to prose for people). A ``Transcript`` round-trips through JSON.
 
 Example:
-    >>> from madspy.programs.transcript import Transcript
+    >>> from madspy.programs.transcript import Event, EventKind, Transcript
     >>> t = Transcript(question="What is 2+2?")
     >>> Transcript.from_json(t.to_json()) == t
     True
+    >>> str(Event(kind=EventKind.ECHO_ALARM, value=0.75, threshold=0.5))
+    'echo alarm: 0.75 of flips cite no argument (> 0.5)'
 """
 
 from __future__ import annotations
@@ -15,11 +19,90 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
+from madspy.core.vocabulary import Vocabulary
 from madspy.programs.flips import Flip
 from madspy.programs.memory import MaskDecision
 from madspy.signatures import Role
+
+class Status(Vocabulary):
+    """What a debate's result is (the resolver's own ``status`` field is a subset)."""
+
+    CONVERGED = "converged"  # the agents settled on one answer, or a stop rule judged them settled
+    CONVERGENCE_FAILED = "convergence_failed"  # they still disagree at the last round; the protocol picked
+    DEGRADED = "degraded"  # some calls failed, or the last round gave no usable answer and an earlier one decided
+    UNDETERMINED = "undetermined"  # the resolver found no supported answer
+    FAILED = "failed"  # no agent answered
+    BUDGET_EXHAUSTED = "budget_exhausted"  # the token budget is spent; the last votes decided
+    TIME_EXHAUSTED = "time_exhausted"  # the time budget is spent; the last votes decided
+    INVALID_INPUT = "invalid_input"  # refused before any call (a question too long for the model, say)
+
+
+class StopReason(Vocabulary):
+    """Why a debate stopped when it did."""
+
+    CONFIDENT_AGREEMENT = "confident_agreement"
+    STABLE_ANSWERS = "stable_answers"
+    REFEREE_CONVERGED = "referee_converged"
+    CASCADE_CONFIDENT = "cascade_confident"
+    MAX_ROUNDS = "max_rounds"
+    ECHO_ALARM = "echo_alarm"
+    OFF_TOPIC = "off_topic"
+    BUDGET_EXHAUSTED = "budget_exhausted"
+    TIME_EXHAUSTED = "time_exhausted"
+    ALL_AGENTS_FAILED = "all_agents_failed"
+
+
+class EventKind(Vocabulary):
+    """What happened in a round besides its calls and votes."""
+
+    CALL_FAILED = "call_failed"
+    KEPT_PREVIOUS_ANSWER = "kept_previous_answer"
+    NO_USABLE_ANSWER = "no_usable_answer"
+    CASCADE = "cascade"
+    NO_LOGPROBS = "no_logprobs"
+    ECHO_ALARM = "echo_alarm"
+    DEVILS_ADVOCATE = "devils_advocate"
+    OFF_TOPIC = "off_topic"
+    EXTRA_ROUND = "extra_round"
+    CHALLENGES_DROPPED = "challenges_dropped"
+    TALLY_ECHOED = "tally_echoed"
+    NOTE = "note"  # free text (transcripts written before events were structured)
+
+
+_PROSE: dict[EventKind, str] = {
+    EventKind.CALL_FAILED: "{who} failed: {error}",
+    EventKind.KEPT_PREVIOUS_ANSWER: "agent {agent} keeps its previous answer",
+    EventKind.NO_USABLE_ANSWER: "agent {agent} gave no usable answer",
+    EventKind.CASCADE: "cascade: agent {agent} alone is {not_}confident enough to skip the debate",
+    EventKind.NO_LOGPROBS: "objective mask: the backend returned no log-probabilities; subjective strict mask used",
+    EventKind.ECHO_ALARM: "echo alarm: {value:.2f} of flips cite no argument (> {threshold})",
+    EventKind.DEVILS_ADVOCATE: "agent {agent} plays devil's advocate next round",
+    EventKind.OFF_TOPIC: "referee: relevance {value:.2f} < {threshold}; intervention sent to all agents",
+    EventKind.EXTRA_ROUND: "referee: agreement {value:.2f} < {threshold}; one more round",
+    EventKind.CHALLENGES_DROPPED: "critic on agent {agent}: {count} challenge(s) naming no step dropped",
+    EventKind.TALLY_ECHOED: "the resolver returned the tally, not an answer",
+    EventKind.NOTE: "{text}",
+}
+
+
+class Event(BaseModel):
+    """One event of a round: its kind and the fields it needs (``str(event)`` is its prose)."""
+
+    kind: EventKind
+    agent: int | None = None
+    role: Role | None = None
+    value: float | None = None  # what was measured (echo ratio, relevance, agreement)
+    threshold: float | None = None  # the limit it crossed
+    count: int | None = None
+    flag: bool | None = None  # a yes/no outcome (cascade: confident enough)
+    error: str | None = None
+    text: str = ""
+
+    def __str__(self) -> str:
+        who = f"{self.role} {self.agent}" if self.agent is not None else f"{self.role}"
+        return _PROSE[self.kind].format(**self.model_dump(), who=who, not_="" if self.flag else "not ")
 
 
 
@@ -56,8 +139,20 @@ class Round(BaseModel):
     echo_ratio: float | None = None
     masks: list[MaskDecision] = Field(default_factory=list)
     referee: dict[str, Any] | None = None  # relevance, converged, off_topic_summary, intervention
-    events: list[str] = Field(default_factory=list)
+    events: list[Event] = Field(default_factory=list)
     wall_s: float = 0.0
+
+    @field_validator("events", mode="before")
+    @classmethod
+    def _prose_is_a_note(cls, events: Any) -> Any:
+        """Events written as prose (transcripts saved before they were structured) load as notes."""
+        if not isinstance(events, list):
+            return events
+        return [{"kind": EventKind.NOTE, "text": e} if isinstance(e, str) else e for e in events]
+
+    def happened(self, kind: EventKind) -> list[Event]:
+        """This round's events of one kind."""
+        return [e for e in self.events if e.kind == kind]
 
 
 class Usage(BaseModel):
@@ -104,10 +199,15 @@ class Transcript(BaseModel):
     started_at: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
     rounds: list[Round] = Field(default_factory=list)
     decision: Decision | None = None
-    status: str = "undetermined"
-    stop_reason: str = ""
+    status: Status = Status.UNDETERMINED
+    stop_reason: StopReason | None = None
     usage: Usage = Field(default_factory=Usage)
     wall_s: float = 0.0
+
+    @field_validator("stop_reason", mode="before")
+    @classmethod
+    def _unfinished_has_no_reason(cls, reason: Any) -> Any:
+        return reason or None  # transcripts saved before StopReason wrote "" for an unfinished debate
 
     def calls(self) -> list[Call]:
         return [c for r in self.rounds for c in r.calls]

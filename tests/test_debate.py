@@ -7,6 +7,7 @@ import litellm
 import pytest
 
 from madspy.core.errors import InputError
+from madspy.programs.transcript import EventKind
 from madspy.programs import AgentConfig, Debate, DebateConfig, Transcript
 from scripts import by_agent, proposal
 
@@ -58,7 +59,7 @@ def test_a_judge_that_returns_the_tally_is_not_an_answer(scripted):
                     normalize=get_task("gsm8k").normalize)(question="q")
     assert result.answer == "7"  # not "2", the number a normalizer reads in "7: 2 votes"
     assert "majority fallback" in result.transcript.decision.note
-    assert "the resolver returned the tally, not an answer" in result.transcript.rounds[-1].events
+    assert result.transcript.rounds[-1].happened(EventKind.TALLY_ECHOED)
 
 
 def test_an_answer_that_copies_the_peer_format_counts_as_its_answer(scripted):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from madspy.programs.transcript import EventKind
 from madspy.programs import AgentConfig, Debate, DebateConfig
 from madspy.testing import calls_of
 from scripts import by_agent, critique, proposal
@@ -80,12 +81,13 @@ def test_echo_alarm_fires_on_conformity_flips_only(scripted):
     herd = Debate(config(scripted(conformist("none")), rounds=2, critic={"enabled": False}))(question=QUESTION)
     (flip,) = herd.transcript.rounds[1].flips
     assert flip.kind == "conformity" and herd.transcript.rounds[1].echo_ratio == 1.0
-    assert any("echo alarm" in e for e in herd.transcript.rounds[1].events)
+    (alarm,) = herd.transcript.rounds[1].happened(EventKind.ECHO_ALARM)
+    assert alarm.value > alarm.threshold == 0.5
 
     argued = Debate(config(scripted(conformist("agent 1: step 2 shows the sum is 2")), rounds=2,
                            critic={"enabled": False}))(question=QUESTION)
     assert argued.transcript.rounds[1].flips[0].kind == "evidence"
-    assert not any("echo alarm" in e for e in argued.transcript.rounds[1].events)
+    assert not argued.transcript.rounds[1].happened(EventKind.ECHO_ALARM)
 
 
 def test_echo_alarm_devils_advocate_reaches_the_next_round(scripted):
@@ -178,7 +180,7 @@ def test_a_challenge_that_names_no_step_is_not_valid(scripted):
     result = Debate(config(model, rounds=2))(question=QUESTION)
     revise = [t for t in calls_of(model) if t.role == "reviser"]
     assert all(t.input_json("critiques") == ["the critic found no valid issue"] for t in revise)
-    assert any("naming no step dropped" in e for e in result.transcript.rounds[0].events)
+    assert {e.count for e in result.transcript.rounds[0].happened(EventKind.CHALLENGES_DROPPED)} == {1}
 
 
 def test_a_confident_flagged_proposal_is_marked_for_the_resolver(scripted):
@@ -260,7 +262,7 @@ def test_debaters_far_apart_at_the_last_round_get_extra_rounds(scripted, agreeme
     cfg = referee_config(scripted(referee_script(agreement=agreement)), extend_below=0.4, max_extra_rounds=max_extra)
     result = Debate(cfg)(question=QUESTION)
     assert len(result.transcript.rounds) == rounds and result.stop_reason == "max_rounds"
-    extended = [r.index for r in result.transcript.rounds if any("one more round" in e for e in r.events)]
+    extended = [r.index for r in result.transcript.rounds if r.happened(EventKind.EXTRA_ROUND)]
     assert extended == list(range(3, rounds - 1))
     if max_extra:  # the referee judged the last scheduled round, to decide
         assert result.transcript.rounds[3].referee["agreement"] == agreement
@@ -310,7 +312,7 @@ def test_objective_mask_falls_back_to_the_subjective_mask_with_a_note(scripted):
     model = scripted(objective_script(with_logprobs=False))
     result = Debate(config(model, rounds=2, critic={"enabled": False}, memory="mask_objective"))(question=QUESTION)
     assert result.answer == "42"
-    assert any("no log-probabilities" in e for e in result.transcript.rounds[1].events)
+    assert result.transcript.rounds[1].happened(EventKind.NO_LOGPROBS)
     assert sum(t.role == "mask" for t in calls_of(model)) == 3
 
 
