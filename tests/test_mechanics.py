@@ -90,6 +90,16 @@ def test_echo_alarm_fires_on_conformity_flips_only(scripted):
     assert not argued.transcript.rounds[1].happened(EventKind.ECHO_ALARM)
 
 
+def test_no_devils_advocate_is_assigned_after_the_last_round(scripted):
+    # Seen on held-out questions: the advocate was named in the last round, with no round left to argue.
+    herd = Debate(config(scripted(conformist("none")), rounds=2, critic={"enabled": False}))(question=QUESTION)
+    last = herd.transcript.rounds[-1]
+    assert herd.stop_reason == "max_rounds" and last.happened(EventKind.ECHO_ALARM)
+    assert not last.happened(EventKind.DEVILS_ADVOCATE)
+    longer = Debate(config(scripted(conformist("none")), rounds=3, critic={"enabled": False}))(question=QUESTION)
+    assert longer.transcript.rounds[1].happened(EventKind.DEVILS_ADVOCATE)
+
+
 def test_echo_alarm_devils_advocate_reaches_the_next_round(scripted):
     model = scripted(conformist("none"))
     Debate(config(model, rounds=3, critic={"enabled": False}))(question=QUESTION)
