@@ -72,7 +72,7 @@ def ab(a: str, b: str, task: str, model: str, *, out: str | Path, n: int = 100, 
         raise EvalError(f"--a and --b are the same program ({specs[0]})")
     ev = evaluate(task, model, specs, out=out, n=n, data_dir=data_dir, seed=seed, concurrency=concurrency,
                   progress=progress, **evaluate_options)
-    rows = [r for r in ev.rows if r["program"] in specs]
+    rows = [r for r in ev.rows if r.program in specs]
     comparison = compare(rows, *specs)
     report = write_eval_report(out, specs, comparison, title=f"A/B on {task} with {model}: {specs[0]} vs {specs[1]}")
     return ABResult(comparison, summarize(rows, order=specs), report)

@@ -170,9 +170,9 @@ def cmd_summary(args: argparse.Namespace) -> int:
 
     rows = load_rows(args.out)
     kept = paired_rows(rows) if args.paired else rows
-    order = list(dict.fromkeys(r["program"] for r in kept))
+    order = list(dict.fromkeys(r.program for r in kept))
     summary, cost = summarize(kept, order=order), cost_breakdown(kept, args.out, order=order)
-    questions = len({r["id"] for r in kept})
+    questions = len({r.id for r in kept})
     _print_table(summary, f"{args.out} | {questions} questions{' (paired)' if args.paired else ''}")
     paths = write_tables(args.out, summary=summary, cost=cost)
     Console(stderr=True).print(f"{len(kept)} of {len(rows)} rows; tables: {', '.join(str(p) for p in paths)}")

@@ -39,23 +39,24 @@ from typing import Any
 
 import dspy
 import pandas as pd
+from pydantic import ValidationError
 
 from madspy.data import Task, get_task
-from madspy.core.errors import EvalError, InputError
+from madspy.core.errors import ConfigError, EvalError, InputError
 from madspy.core.models import one_call_at_a_time
 from madspy.optimizers import metrics
-from madspy.programs.answers import clean_answer
+from madspy.optimizers.traces import ProposalTrace, debate_trace
 from madspy.programs.artifact import content_digest, load_program
 from madspy.programs.credit import CreditLedger
 from madspy.programs.debate import Debate
 from madspy.programs.presets import PRESETS, is_preset, preset
-from madspy.programs.transcript import Transcript
+from madspy.programs.transcript import Status, Usage
+from madspy.rows import EvalRow
 
 CORRECT_AT = 0.5
 MAX_MATCHED_K = 16
 DEFAULT_CONCURRENCY = 8
 ROWS_FILE, SETTINGS_FILE = "rows.jsonl", "settings.json"
-Row = dict[str, Any]
 
 
 
@@ -96,80 +97,43 @@ def build_program(spec: str, task: Task, model: str, *, max_tokens: int | None =
     return Debate(config.for_task_kind(task.task_kind), normalize=task.normalize)
 
 
-def matched_k(rows: Iterable[Row], sc: str = "sc", debate: str = "debate") -> int | None:
+def matched_k(rows: Iterable[EvalRow], sc: str = "sc", debate: str = "debate") -> int | None:
     """Samples that give self-consistency the debate's mean tokens per question.
 
     K = round(debate mean tokens / sc tokens per sample), clamped to 1..16; None
     without rows of both programs.
 
-    >>> rows = [{"program": "sc", "usage": {"prompt_tokens": 400, "completion_tokens": 100, "calls": 5}},
-    ...         {"program": "debate", "usage": {"prompt_tokens": 900, "completion_tokens": 300, "calls": 9}}]
+    >>> rows = [EvalRow(program=p, id="q", gold="1", status="converged", usage=Usage(prompt_tokens=prompt,
+    ...         completion_tokens=completion, calls=calls)) for p, prompt, completion, calls in
+    ...         (("sc", 400, 100, 5), ("debate", 900, 300, 9))]
     >>> matched_k(rows)
     12
     """
     rows = list(rows)
-    sc_rows = [r["usage"] for r in rows if r["program"] == sc]
-    debate_rows = [r["usage"] for r in rows if r["program"] == debate]
-    sc_calls = sum(u["calls"] for u in sc_rows)
+    sc_rows = [r.usage for r in rows if r.program == sc]
+    debate_rows = [r.usage for r in rows if r.program == debate]
+    sc_calls = sum(u.calls for u in sc_rows)
     if not sc_rows or not debate_rows or not sc_calls:
         return None
-    per_sample = sum(_tokens(u) for u in sc_rows) / sc_calls
-    debate_mean = sum(_tokens(u) for u in debate_rows) / len(debate_rows)
+    per_sample = sum(u.total_tokens for u in sc_rows) / sc_calls
+    debate_mean = sum(u.total_tokens for u in debate_rows) / len(debate_rows)
     return max(1, min(MAX_MATCHED_K, round(debate_mean / per_sample))) if per_sample else None
 
 
-def _tokens(usage: dict[str, Any]) -> int:
-    return int(usage.get("prompt_tokens") or 0) + int(usage.get("completion_tokens") or 0)
-
-
 # -- rows ----------------------------------------------------------------------
-
-def debate_trace(transcript: Transcript, is_correct: Callable[[str], bool],
-                 normalize: Callable[[str], str | None] | None = None) -> dict[str, list[Row]]:
-    """Per-round proposal correctness, critic verdicts and answer flips of one debate.
-
-    A critic call in round r judges the same agent's latest proposal (its round-r
-    one unless that call failed). Flips come from the debate's own flip ledger
-    (evidence vs conformity, see ``madspy.programs.flips``), with the correctness
-    of the answer before and after. With ``normalize`` (the key votes are counted
-    on) each proposal also has its ``key``, so votes can be recounted from rows.
-    """
-    latest: dict[int, Row] = {}
-    proposals: list[Row] = []
-    critic: list[Row] = []
-    for rnd in transcript.rounds:
-        for call in rnd.calls:  # in step order: proposers, then critics, then the resolver
-            if not call.ok or call.output is None or call.agent is None:
-                continue
-            if call.role.answers:
-                answer = clean_answer(str(call.output.get("answer") or ""))  # as the debate counted it
-                latest[call.agent] = {"round": rnd.index, "agent": call.agent, "answer": answer,
-                                      "correct": is_correct(answer)}
-                if normalize is not None:
-                    latest[call.agent]["key"] = normalize(answer)
-                proposals.append(latest[call.agent])
-            elif call.role == "critic" and call.agent in latest:
-                critic.append({"round": rnd.index, "agent": call.agent,
-                               "proposal_correct": latest[call.agent]["correct"],
-                               "flagged": call.output.get("verdict") == "flawed"})
-    flips = [{"round": f.round, "agent": f.agent, "kind": f.kind, "before_correct": is_correct(f.before),
-              "after_correct": is_correct(f.after)} for rnd in transcript.rounds for f in rnd.flips]
-    return {"proposals": proposals, "critic": critic, "flips": flips}
-
 
 def _safe(name: str) -> str:
     return re.sub(r"[^\w.-]+", "_", name)
 
 
-def _run_one(name: str, debate: Debate, example: dspy.Example, task: Task, out: Path) -> Row:
+def _run_one(name: str, debate: Debate, example: dspy.Example, task: Task, out: Path) -> EvalRow:
     question = task.ask(example.question)
-    row: Row = {"program": name, "id": example.id, "gold": example.answer}
+    asked = {"program": name, "id": example.id, "gold": example.answer}
     started = time.perf_counter()
     try:
         result = debate(question=question)
     except InputError as e:  # e.g. a question too long for the model: recorded, not fatal
-        return row | {"answer": None, "score": 0.0, "correct": False, "confidence": 0.0,
-                      "status": "invalid_input", "stop_reason": str(e), "usage": {}, "wall_s": 0.0}
+        return EvalRow(**asked, status=Status.INVALID_INPUT, error=str(e))
     wall_s = round(time.perf_counter() - started, 4)
     score = task.score(result.answer, example.answer)
 
@@ -181,32 +145,29 @@ def _run_one(name: str, debate: Debate, example: dspy.Example, task: Task, out: 
     transcript_path = Path("transcripts", _safe(name), f"{_safe(str(example.id))}.json")
     (out / transcript_path).parent.mkdir(parents=True, exist_ok=True)
     result.transcript.save(out / transcript_path)
-    return row | {
-        "answer": result.answer,
-        "score": score,
-        "correct": score >= CORRECT_AT,
-        "confidence": min(1.0, max(0.0, float(result.confidence or 0.0))),
-        "status": result.status,
-        "stop_reason": result.stop_reason,
-        "usage": result.usage,
-        "wall_s": wall_s,
-        **debate_trace(result.transcript, is_correct, task.normalize),
-        "transcript": str(transcript_path),
-    }
+    trace = debate_trace(result.transcript, is_correct, task.normalize)
+    return EvalRow(**asked, answer=result.answer, score=score, correct=score >= CORRECT_AT,
+                   confidence=min(1.0, max(0.0, float(result.confidence or 0.0))), status=result.status,
+                   stop_reason=result.stop_reason, usage=result.transcript.usage, wall_s=wall_s,
+                   proposals=trace.proposals, critic=trace.critic, flips=trace.flips, transcript=str(transcript_path))
 
 
-def load_rows(path: str | Path) -> list[Row]:
-    """The rows of an eval folder (or of a rows.jsonl file); a torn last line is ignored."""
+def load_rows(path: str | Path) -> list[EvalRow]:
+    """The rows of an eval folder (or of a rows.jsonl file); a torn line (a crash mid-write) is ignored."""
     path = Path(path)
     file = path / ROWS_FILE if path.is_dir() else path
     if not file.is_file():
         raise EvalError(f"no eval rows at {file}")
     rows = []
-    for line in file.read_text(encoding="utf-8").splitlines():
+    for n, line in enumerate(file.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
         try:
-            rows.append(json.loads(line))
+            data = json.loads(line)
         except json.JSONDecodeError:
             continue  # an interrupted write; the row is simply run again
+        try:
+            rows.append(EvalRow.model_validate(data))
+        except ValidationError as e:
+            raise EvalError(f"{file}:{n} is not an eval row ({ConfigError.of(e)})") from None
     return rows
 
 
@@ -261,7 +222,7 @@ def _check_programs(out: Path, debates: Mapping[str, Debate]) -> None:
     known = settings.get("programs", {})
     now = {name: program_fingerprint(debate) for name, debate in debates.items()}
     rows = out / ROWS_FILE
-    held = {r["program"] for r in load_rows(rows)} if rows.is_file() else set()
+    held = {r.program for r in load_rows(rows)} if rows.is_file() else set()
     changed = sorted(name for name in now.keys() & known.keys() & held if now[name] != known[name])
     if changed:
         raise EvalError(f"{out} holds rows of {', '.join(map(repr, changed))} made by a different program (its "
@@ -277,7 +238,7 @@ class Evaluation:
     """What ``evaluate`` produced: all rows of the folder and their per-program summary."""
 
     out: Path
-    rows: list[Row]
+    rows: list[EvalRow]
     summary: pd.DataFrame
     skipped: int  # rows of the split whose gold answer did not parse
     source: str  # where the questions came from
@@ -291,7 +252,7 @@ def _run_all(programs: dict[str, Debate], examples: list[dspy.Example], task: Ta
     from rich.progress import Progress
 
     file = out / ROWS_FILE
-    done = {(r["program"], r["id"]) for r in load_rows(file)} if file.is_file() else set()
+    done = {(r.program, r.id) for r in load_rows(file)} if file.is_file() else set()
     if file.is_file() and file.read_bytes()[-1:] not in (b"", b"\n"):
         with open(file, "a", encoding="utf-8") as torn:  # end a line torn by a crash, so new rows stay whole
             torn.write("\n")
@@ -301,7 +262,7 @@ def _run_all(programs: dict[str, Debate], examples: list[dspy.Example], task: Ta
         def work(name: str, bar: Any, example: dspy.Example) -> None:
             row = _run_one(name, programs[name], example, task, out)
             with lock:
-                rows_file.write(json.dumps(row, ensure_ascii=False) + "\n")
+                rows_file.write(row.model_dump_json() + "\n")
                 rows_file.flush()
                 bars.advance(bar)
 
@@ -390,8 +351,8 @@ def questions_in_flight(model: str, asked: int | None = None) -> int:
 def _fixed_matched_k(out: Path, asked: int | None) -> int | None:
     """The K of the matched run: ``asked``, else the one ``out`` already holds rows of."""
     file = out / ROWS_FILE
-    held = {int(r["program"].split(":")[1]) for r in (load_rows(file) if file.is_file() else [])
-            if r["program"].startswith("sc-matched:")}
+    held = {int(r.program.split(":")[1]) for r in (load_rows(file) if file.is_file() else [])
+            if r.program.startswith("sc-matched:")}
     if asked is not None and held - {asked}:
         raise EvalError(f"{out} holds sc-matched:{min(held - {asked})} rows; use that K or another --out folder")
     return asked if asked is not None else min(held, default=None)
@@ -403,45 +364,46 @@ def _rate(value: float | None) -> float:
     return float("nan") if value is None else value
 
 
-def single_agent_accuracy(rows: Sequence[Row]) -> dict[str, float]:
+def single_agent_accuracy(rows: Sequence[EvalRow]) -> dict[str, float]:
     """Per question, the share of right single-agent answers: ``sc``'s samples, else ``cot``'s answer.
 
-    >>> sc = {"program": "sc", "id": "q1", "proposals": [{"correct": c} for c in (True, False, False, True, True)]}
-    >>> single_agent_accuracy([sc, {"program": "cot", "id": "q1", "correct": False}])
+    >>> samples = [ProposalTrace(round=0, agent=i, answer="x", correct=c) for i, c in enumerate([1, 0, 0, 1, 1])]
+    >>> sc = EvalRow(program="sc", id="q1", gold="x", status="converged", proposals=samples)
+    >>> single_agent_accuracy([sc, EvalRow(program="cot", id="q1", gold="x", status="converged")])
     {'q1': 0.6}
     """
-    samples = {r["id"]: [p["correct"] for p in r.get("proposals", [])] for r in rows if r["program"] == "sc"}
+    samples = {r.id: [p.correct for p in r.proposals] for r in rows if r.program == "sc"}
     if any(samples.values()):
         return {question: sum(right) / len(right) for question, right in samples.items() if right}
-    return {r["id"]: float(r["correct"]) for r in rows if r["program"] == "cot"}
+    return {r.id: float(r.correct) for r in rows if r.program == "cot"}
 
 
-def first_vote_right(proposals: Sequence[Row]) -> float | None:
+def first_vote_right(proposals: Sequence[ProposalTrace]) -> float | None:
     """Whether the plurality of the round-0 answers is right (ties split evenly); None below two answers.
 
     The vote a debate would take without debating: compare it with the final accuracy
     to see what the later rounds added. Needs the proposals' ``key`` (``debate_trace``).
 
-    >>> first_vote_right([{"round": 0, "key": k, "correct": k == "7"} for k in ("7", "7", "9")])
-    1.0
-    >>> first_vote_right([{"round": 0, "key": k, "correct": k == "7"} for k in ("7", "8", "9")])
-    0.3333333333333333
+    >>> votes = lambda *keys: [ProposalTrace(round=0, agent=i, answer=k, key=k, correct=k == "7")
+    ...                        for i, k in enumerate(keys)]
+    >>> first_vote_right(votes("7", "7", "9")), round(first_vote_right(votes("7", "8", "9")), 3)
+    (1.0, 0.333)
     """
-    first = [p for p in proposals if p.get("key") is not None and p["round"] == 0]
+    first = [p for p in proposals if p.key is not None and p.round == 0]
     if len(first) < 2:
         return None
-    counts = Counter(p["key"] for p in first)
+    counts = Counter(p.key for p in first)
     tied = [key for key, n in counts.items() if n == max(counts.values())]
-    right = {p["key"] for p in first if p["correct"]}
+    right = {p.key for p in first if p.correct}
     return sum(key in right for key in tied) / len(tied)
 
 
-def _programs(rows: Sequence[Row], order: Sequence[str]) -> list[str]:
+def _programs(rows: Sequence[EvalRow], order: Sequence[str]) -> list[str]:
     """The programs of ``rows``: those in ``order`` first, the others alphabetically."""
-    return list(dict.fromkeys([*order, *sorted({r["program"] for r in rows})]))
+    return list(dict.fromkeys([*order, *sorted({r.program for r in rows})]))
 
 
-def summarize(rows: Sequence[Row], order: Sequence[str] = ()) -> pd.DataFrame:
+def summarize(rows: Sequence[EvalRow], order: Sequence[str] = ()) -> pd.DataFrame:
     """One line per program: accuracy (95% Wilson CI), calibration, critic rates, cost, flips, strata.
 
     ``order`` lists programs to put first; others follow alphabetically.
@@ -450,17 +412,17 @@ def summarize(rows: Sequence[Row], order: Sequence[str] = ()) -> pd.DataFrame:
     strata = metrics.difficulty_strata(single_agent_accuracy(rows))
     lines = []
     for name in programs:
-        mine = [r for r in rows if r["program"] == name]
+        mine = [r for r in rows if r.program == name]
         if not mine:
             continue
-        acc = metrics.accuracy([r["score"] for r in mine])
-        correct = [bool(r["correct"]) for r in mine]
-        confidence = [r["confidence"] for r in mine]
-        critic = metrics.critic_rates((c["proposal_correct"], c["flagged"]) for r in mine for c in r.get("critic", []))
-        flips = metrics.flip_stats(f for r in mine for f in r.get("flips", []))
+        acc = metrics.accuracy([r.score for r in mine])
+        correct = [r.correct for r in mine]
+        confidence = [r.confidence for r in mine]
+        critic = metrics.critic_rates((c.proposal_correct, c.flagged) for r in mine for c in r.critic)
+        flips = metrics.flip_stats(f.model_dump() for r in mine for f in r.flips)
         none = metrics.FlipCounts(0, 0, 0)
-        stratum = metrics.by_stratum({r["id"]: r["score"] for r in mine if r["id"] in strata}, strata)
-        first_votes = [v for r in mine if (v := first_vote_right(r.get("proposals", []))) is not None]
+        stratum = metrics.by_stratum({r.id: r.score for r in mine if r.id in strata}, strata)
+        first_votes = [v for r in mine if (v := first_vote_right(r.proposals)) is not None]
         lines.append({
             "program": name,
             "n": len(mine),
@@ -473,23 +435,23 @@ def summarize(rows: Sequence[Row], order: Sequence[str] = ()) -> pd.DataFrame:
             "ece": metrics.ece(confidence, correct),
             "critic_hit_rate": _rate(critic.hit_rate),
             "critic_false_alarm": _rate(critic.false_alarm_rate),
-            "tokens": sum(_tokens(r["usage"]) for r in mine) / len(mine),
-            "prompt_tokens": sum(r["usage"].get("prompt_tokens") or 0 for r in mine) / len(mine),
-            "completion_tokens": sum(r["usage"].get("completion_tokens") or 0 for r in mine) / len(mine),
-            "cached_prompt_tokens": sum(r["usage"].get("cached_prompt_tokens") or 0 for r in mine) / len(mine),
-            "calls": sum(r["usage"].get("calls", 0) for r in mine) / len(mine),
-            "wall_s": sum(r["wall_s"] for r in mine) / len(mine),
+            "tokens": sum(r.tokens for r in mine) / len(mine),
+            "prompt_tokens": sum(r.usage.prompt_tokens for r in mine) / len(mine),
+            "completion_tokens": sum(r.usage.completion_tokens for r in mine) / len(mine),
+            "cached_prompt_tokens": sum(r.usage.cached_prompt_tokens for r in mine) / len(mine),
+            "calls": sum(r.usage.calls for r in mine) / len(mine),
+            "wall_s": sum(r.wall_s for r in mine) / len(mine),
             "flips_evidence": flips.get("evidence", none).flips,
             "flips_conformity": flips.get("conformity", none).flips,
             "right_to_wrong": flips["all"].right_to_wrong,
             "wrong_to_right": flips["all"].wrong_to_right,
             **{f"acc_{s}": _rate(stratum[s].mean) for s in metrics.STRATA},
-            "statuses": " ".join(f"{s}:{c}" for s, c in sorted(Counter(r["status"] for r in mine).items())),
+            "statuses": " ".join(f"{s}:{c}" for s, c in sorted(Counter(str(r.status) for r in mine).items())),
         })
     return pd.DataFrame(lines).set_index("program") if lines else pd.DataFrame()
 
 
-def cost_breakdown(rows: Sequence[Row], out: str | Path, order: Sequence[str] = ()) -> pd.DataFrame:
+def cost_breakdown(rows: Sequence[EvalRow], out: str | Path, order: Sequence[str] = ()) -> pd.DataFrame:
     """Each program's mean cost per question by role and by round, read from the rows' transcripts.
 
     One line per (program, ``"role"`` or ``"round"``, role name or round index) with
@@ -504,9 +466,9 @@ def cost_breakdown(rows: Sequence[Row], out: str | Path, order: Sequence[str] = 
     fields = ("calls", "cached", "prompt_tokens", "cached_prompt_tokens", "completion_tokens", "latency_s")
     lines = []
     for name in _programs(rows, order):
-        mine = [r for r in rows if r["program"] == name]
-        transcripts = [json.loads((out / r["transcript"]).read_text(encoding="utf-8"))
-                       for r in mine if r.get("transcript") and (out / r["transcript"]).is_file()]
+        mine = [r for r in rows if r.program == name]
+        transcripts = [json.loads((out / r.transcript).read_text(encoding="utf-8"))
+                       for r in mine if r.transcript and (out / r.transcript).is_file()]
         cost = metrics.cost_summary(transcripts)
         for by, parts in (("role", cost.by_role), ("round", cost.by_round)):
             lines += [{"program": name, "by": by, "part": str(part)}
@@ -515,18 +477,18 @@ def cost_breakdown(rows: Sequence[Row], out: str | Path, order: Sequence[str] = 
     return pd.DataFrame(lines).set_index(["program", "by", "part"]) if lines else pd.DataFrame()
 
 
-def paired_rows(rows: Sequence[Row]) -> list[Row]:
+def paired_rows(rows: Sequence[EvalRow]) -> list[EvalRow]:
     """The rows of questions every program has a row for (drops a question a stopped run left half done).
 
-    >>> rows = [{"program": p, "id": i} for p, i in [("a", 1), ("b", 1), ("a", 2)]]
-    >>> [(r["program"], r["id"]) for r in paired_rows(rows)]
-    [('a', 1), ('b', 1)]
+    >>> rows = [EvalRow(program=p, id=i, gold="x", status="converged") for p, i in [("a", "1"), ("b", "1"), ("a", "2")]]
+    >>> [(r.program, r.id) for r in paired_rows(rows)]
+    [('a', '1'), ('b', '1')]
     """
-    programs = {r["program"] for r in rows}
-    done: dict[Any, set[str]] = {}
+    programs = {r.program for r in rows}
+    done: dict[str, set[str]] = {}
     for r in rows:
-        done.setdefault(r["id"], set()).add(r["program"])
-    return [r for r in rows if done[r["id"]] == programs]
+        done.setdefault(r.id, set()).add(r.program)
+    return [r for r in rows if done[r.id] == programs]
 
 
 def write_tables(out: str | Path, **tables: pd.DataFrame) -> list[Path]:
@@ -569,19 +531,19 @@ class Comparison:
                 f"(difference {d:+.1%}, McNemar p={p:.3g})")
 
 
-def compare(rows: Sequence[Row], a: str, b: str, *, n_resamples: int = 10000, seed: int = 0) -> Comparison:
+def compare(rows: Sequence[EvalRow], a: str, b: str, *, n_resamples: int = 10000, seed: int = 0) -> Comparison:
     """Paired bootstrap and McNemar test of ``a`` against ``b`` on their shared question ids.
 
-    >>> rows = [{"program": p, "id": str(i), "score": float(s), "correct": bool(s), "usage": {}, "wall_s": 1.0}
+    >>> rows = [EvalRow(program=p, id=str(i), gold="1", score=s, correct=bool(s), status="converged", wall_s=1.0)
     ...         for p, scores in {"x": [1, 1, 1, 0], "y": [0, 1, 0, 0]}.items() for i, s in enumerate(scores)]
     >>> c = compare(rows, "x", "y")
     >>> c.n, c.accuracy_a, c.accuracy_b, c.mcnemar.p_value
     (4, 0.75, 0.25, 0.5)
     """
-    by = {name: {r["id"]: r for r in rows if r["program"] == name} for name in (a, b)}
+    by = {name: {r.id: r for r in rows if r.program == name} for name in (a, b)}
     for name, found in by.items():
         if not found:
-            known = ", ".join(sorted({r["program"] for r in rows})) or "none"
+            known = ", ".join(sorted({r.program for r in rows})) or "none"
             raise EvalError(f"no rows for program {name!r}; programs in these rows: {known}")
     ids = [i for i in by[a] if i in by[b]]
     if not ids:
@@ -594,18 +556,18 @@ def compare(rows: Sequence[Row], a: str, b: str, *, n_resamples: int = 10000, se
 
     return Comparison(
         a, b, len(ids),
-        accuracy_a=mean(r["score"] for r in ra),
-        accuracy_b=mean(r["score"] for r in rb),
-        difference=metrics.paired_bootstrap([r["score"] for r in ra], [r["score"] for r in rb],
+        accuracy_a=mean(r.score for r in ra),
+        accuracy_b=mean(r.score for r in rb),
+        difference=metrics.paired_bootstrap([r.score for r in ra], [r.score for r in rb],
                                             n_resamples=n_resamples, seed=seed),
-        mcnemar=metrics.mcnemar([r["correct"] for r in ra], [r["correct"] for r in rb]),
-        tokens_a=mean(_tokens(r["usage"]) for r in ra),
-        tokens_b=mean(_tokens(r["usage"]) for r in rb),
-        wall_s_a=mean(r["wall_s"] for r in ra),
-        wall_s_b=mean(r["wall_s"] for r in rb),
+        mcnemar=metrics.mcnemar([r.correct for r in ra], [r.correct for r in rb]),
+        tokens_a=mean(r.tokens for r in ra),
+        tokens_b=mean(r.tokens for r in rb),
+        wall_s_a=mean(r.wall_s for r in ra),
+        wall_s_b=mean(r.wall_s for r in rb),
     )
 
 
-__all__ = ["Comparison", "EvalError", "Evaluation", "build_program", "compare", "debate_trace",
+__all__ = ["Comparison", "EvalRow", "Evaluation", "build_program", "compare",
            "cost_breakdown", "evaluate", "load_rows", "matched_k", "paired_rows", "single_agent_accuracy",
            "summarize", "write_tables"]

@@ -78,11 +78,11 @@ def export_pairs(eval_dir: str | Path, out: str | Path) -> int:
     count = 0
     with open(out, "w", encoding="utf-8") as f:
         for row in load_rows(eval_dir):
-            if not row.get("transcript"):
+            if not row.transcript:
                 continue
-            t = Transcript.load(eval_dir / row["transcript"])
-            for pair in transcript_pairs(t, lambda a, gold=row["gold"]: task.score(a, gold) >= CORRECT_AT):
-                pair["meta"] |= {"program": row["program"], "id": row["id"], "gold": row["gold"]}
+            t = Transcript.load(eval_dir / row.transcript)
+            for pair in transcript_pairs(t, lambda a, gold=row.gold: task.score(a, gold) >= CORRECT_AT):
+                pair["meta"] |= {"program": row.program, "id": row.id, "gold": row.gold}
                 f.write(json.dumps(pair, ensure_ascii=False) + "\n")
                 count += 1
     return count

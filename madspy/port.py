@@ -75,14 +75,14 @@ def port(program: str | Path, to: str, task: str, *, out: str | Path, n: int = 1
     before = evaluate(task, source, [str(program)], out=out / "source", **options)
     after = evaluate(task, to, [str(out / "ported.json")], out=out / "target", **options)
     a, b = f"target {to}", f"source {source}"
-    rows = [r | {"program": a} for r in after.rows] + [r | {"program": b} for r in before.rows]
+    rows = [r.model_copy(update={"program": a}) for r in after.rows] + [r.model_copy(update={"program": b}) for r in before.rows]
     recompiled = None
     if recompile:
         path, train_ids = _recompile(base.manifest, ported.config, task, to, out, data_dir, seed + 1)
         again = evaluate(task, to, [str(path)], out=out / "recompiled", **options)
         name = f"recompiled {to}"
-        rows += [r | {"program": name} for r in again.rows]
-        held_out = [r for r in rows if r["id"] not in train_ids]
+        rows += [r.model_copy(update={"program": name}) for r in again.rows]
+        held_out = [r for r in rows if r.id not in train_ids]
         recompiled = compare(held_out, name, a)
     order = [a, b] + ([f"recompiled {to}"] if recompile else [])
     return PortResult(source, to, compare(rows, a, b), summarize(rows, order=order), out / "ported.json", recompiled)

@@ -62,18 +62,18 @@ def redecide(folder: str | Path, program: str = "debate", paired: bool = False) 
         raise EvalError(f"{folder} is not an eval folder (no settings.json): give the folder madspy eval wrote")
     task = get_task(settings["task"])
     rows = load_rows(folder)
-    rows = [r for r in (paired_rows(rows) if paired else rows) if r["program"] == program]
+    rows = [r for r in (paired_rows(rows) if paired else rows) if r.program == program]
     if not rows:
-        programs = ", ".join(sorted({r["program"] for r in load_rows(folder)}))
+        programs = ", ".join(sorted({r.program for r in load_rows(folder)}))
         raise EvalError(f"no rows of {program!r} in {folder}; programs there: {programs}")
     kept: dict[str, list[tuple[float, float, int]]] = {name: [] for name in (AS_RECORDED, *VOTING)}
     for row in rows:
-        path = folder / row["transcript"]
+        path = folder / row.transcript
         if not path.is_file():
             raise EvalError(f"{path} is missing: its row cannot be re-decided")
         transcript = Transcript.load(path)
-        spent = row["usage"]["prompt_tokens"] + row["usage"]["completion_tokens"]
-        kept[AS_RECORDED].append((row["score"], float(row.get("confidence") or 0.0), spent))
+        spent = row.usage.prompt_tokens + row.usage.completion_tokens
+        kept[AS_RECORDED].append((row.score, float(row.confidence or 0.0), spent))
         judged = transcript.decision is not None and transcript.decision.protocol == "judge"
         voting_cost = spent - (judge_tokens(transcript) if judged else 0)
         history = vote_history(transcript, task.normalize)
@@ -81,7 +81,7 @@ def redecide(folder: str | Path, program: str = "debate", paired: bool = False) 
         final = history[-1] if history else []
         for name in VOTING:
             decision = get_protocol(name).decide(final, ctx) if final else None
-            score = task.score(decision.answer if decision else None, row["gold"])
+            score = task.score(decision.answer if decision else None, row.gold)
             kept[name].append((score, decision.confidence if decision else 0.0, voting_cost))
     lines = {}
     for name, values in kept.items():

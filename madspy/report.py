@@ -23,7 +23,8 @@ from typing import Any
 import pandas as pd
 from rich.text import Text
 
-from madspy.evaluation import Comparison, Row, load_rows, summarize
+from madspy.evaluation import Comparison, load_rows, summarize
+from madspy.rows import EvalRow
 from madspy.optimizers import metrics
 from madspy.programs.render import call_summary
 from madspy.programs.transcript import Transcript
@@ -146,32 +147,32 @@ def comparison_section(c: Comparison) -> str:
             f'<table id="comparison">{cells}</table>')
 
 
-def _link(row: Row) -> str:
-    if not row.get("transcript"):
+def _link(row: EvalRow) -> str:
+    if not row.transcript:
         return ""
-    json_path = Path(row["transcript"])
+    json_path = Path(row.transcript)
     return (f' <a href="{escape(json_path.with_suffix(".html").as_posix())}">transcript</a>'
             f' <a href="{escape(json_path.as_posix())}">json</a>')
 
 
-def disagreements_table(rows: Sequence[Row], programs: Sequence[str]) -> tuple[str, list[Row]]:
+def disagreements_table(rows: Sequence[EvalRow], programs: Sequence[str]) -> tuple[str, list[EvalRow]]:
     """Questions whose correctness differs between programs (id ``disagreements``) and the rows it links."""
-    by_id: dict[str, dict[str, Row]] = {}
+    by_id: dict[str, dict[str, EvalRow]] = {}
     for r in rows:
-        if r["program"] in programs:
-            by_id.setdefault(str(r["id"]), {})[r["program"]] = r
+        if r.program in programs:
+            by_id.setdefault(str(r.id), {})[r.program] = r
     split = [(i, found) for i, found in by_id.items()
-             if len(found) == len(programs) and len({bool(r["correct"]) for r in found.values()}) > 1]
-    linked: list[Row] = []
+             if len(found) == len(programs) and len({bool(r.correct) for r in found.values()}) > 1]
+    linked: list[EvalRow] = []
     lines = []
     for qid, found in split[:MAX_DISAGREEMENTS]:
         cells = []
         for name in programs:
             r = found[name]
-            mark = ("right", "&#10003;") if r["correct"] else ("wrong", "&#10007;")
-            cells.append(f'<td><span class="{mark[0]}">{mark[1]}</span> {escape(str(r["answer"]))}{_link(r)}</td>')
+            mark = ("right", "&#10003;") if r.correct else ("wrong", "&#10007;")
+            cells.append(f'<td><span class="{mark[0]}">{mark[1]}</span> {escape(str(r.answer))}{_link(r)}</td>')
             linked.append(r)
-        gold = escape(str(next(iter(found.values()))["gold"]))
+        gold = escape(next(iter(found.values())).gold)
         lines.append(f"<tr><th>{escape(qid)}</th><td>{gold}</td>{''.join(cells)}</tr>")
     head = "".join(f"<th>{escape(p)}</th>" for p in programs)
     shown = f"showing {MAX_DISAGREEMENTS} of {len(split)}"
@@ -181,15 +182,15 @@ def disagreements_table(rows: Sequence[Row], programs: Sequence[str]) -> tuple[s
     return table, linked
 
 
-def eval_page(rows: Sequence[Row], title: str, programs: Sequence[str] | None = None,
-              comparison: Comparison | None = None) -> tuple[str, list[Row]]:
+def eval_page(rows: Sequence[EvalRow], title: str, programs: Sequence[str] | None = None,
+              comparison: Comparison | None = None) -> tuple[str, list[EvalRow]]:
     """The HTML of an eval report and the rows whose transcripts it links to."""
-    programs = list(programs or dict.fromkeys(r["program"] for r in rows))
-    summary = summarize([r for r in rows if r["program"] in programs], order=programs)
+    programs = list(programs or dict.fromkeys(r.program for r in rows))
+    summary = summarize([r for r in rows if r.program in programs], order=programs)
     plots = ""
     for name in programs:
-        mine = [r for r in rows if r["program"] == name]
-        svg = reliability_svg(name, [r["confidence"] for r in mine], [bool(r["correct"]) for r in mine])
+        mine = [r for r in rows if r.program == name]
+        svg = reliability_svg(name, [r.confidence for r in mine], [bool(r.correct) for r in mine])
         plots += f"<figure>{svg}<figcaption>reliability: {escape(name)}</figcaption></figure>"
     plots += f"<figure>{accuracy_tokens_svg(summary)}<figcaption>accuracy vs tokens</figcaption></figure>"
     table, linked = disagreements_table(rows, programs)
@@ -242,8 +243,8 @@ def write_eval_report(eval_dir: str | Path, programs: Sequence[str] | None = Non
     eval_dir = Path(eval_dir)
     html, linked = eval_page(load_rows(eval_dir), title or f"madspy eval: {eval_dir.name}", programs, comparison)
     for r in linked:
-        if r.get("transcript") and (eval_dir / r["transcript"]).is_file():
-            write_transcript_report(eval_dir / r["transcript"])
+        if r.transcript and (eval_dir / r.transcript).is_file():
+            write_transcript_report(eval_dir / r.transcript)
     out = eval_dir / "report.html"
     out.write_text(html, encoding="utf-8")
     return out

@@ -34,6 +34,7 @@ import dspy
 from madspy.data import Task
 from madspy.core.errors import InputError
 from madspy.optimizers.metrics import critic_rates
+from madspy.optimizers.traces import debate_trace
 
 CORRECT_AT = 0.5
 _PROPOSAL_ANSWER = re.compile(r"answer: (.*?) \(confidence")
@@ -127,12 +128,10 @@ class CompositeMetric:
 
     def terms(self, gold: dspy.Example, pred: dspy.Prediction) -> Terms:
         """The metric's terms for one debate result against its gold example."""
-        from madspy.evaluation import debate_trace  # evaluation imports optimizers: import late
-
         accuracy = self.task.score(pred.answer, gold.answer)
         correct = accuracy >= CORRECT_AT
         trace = debate_trace(pred.transcript, lambda a: self.correct(a, gold.answer))
-        critic = critic_quality([(c["proposal_correct"], c["flagged"]) for c in trace["critic"]])
+        critic = critic_quality([(c.proposal_correct, c.flagged) for c in trace.critic])
         confidence = min(1.0, max(0.0, float(pred.confidence or 0.0)))
         usage = pred.usage or {}
         tokens = int(usage.get("prompt_tokens") or 0) + int(usage.get("completion_tokens") or 0)

@@ -167,5 +167,5 @@ def test_port_recompile_compares_on_questions_outside_the_train_set(scripted, tm
     assert manifest["model"] == other and manifest["data"]["train"] == 2
     # Recompiled from the hand-written instructions, it lost the [compiled] mark: wrong where the port is right.
     assert r.recompiled.accuracy_a == 0.0 and r.recompiled.accuracy_b == 1.0
-    evaluated = {row["id"] for row in load_rows(tmp_path / "port" / "target")}
+    evaluated = {row.id for row in load_rows(tmp_path / "port" / "target")}
     assert r.recompiled.n == len(evaluated - set(manifest["data"]["train_ids"])) > 0

@@ -11,8 +11,10 @@ import pytest
 
 from madspy.cli import main
 from madspy.data import TaskError, get_task
-from madspy.evaluation import (EvalError, build_program, compare, debate_trace, evaluate, first_vote_right, load_rows,
-                               matched_k, summarize)
+from madspy.core.errors import EvalError
+from madspy.evaluation import build_program, compare, evaluate, first_vote_right, load_rows, matched_k, summarize
+from madspy.optimizers.traces import ProposalTrace, debate_trace
+from madspy.rows import EvalRow
 from madspy.optimizers import metrics
 from madspy.programs import Debate, DebateConfig
 from madspy.programs.artifact import save_program
@@ -73,14 +75,14 @@ def test_eval_end_to_end_rows_summary_and_matched_sc(model, tmp_path, expected_a
     rows = load_rows(tmp_path)
     k = ev.matched_k
     assert ev.summary.index.tolist() == [*PROGRAMS, f"sc-matched:{k}"]
-    assert len(rows) == N * 5 and len({(r["program"], r["id"]) for r in rows}) == N * 5
+    assert len(rows) == N * 5 and len({(r.program, r.id) for r in rows}) == N * 5
 
-    row = next(r for r in rows if r["program"] == "debate")
+    row = next(r for r in rows if r.program == "debate")
     assert {"program", "id", "gold", "answer", "score", "correct", "confidence", "status", "stop_reason", "usage",
-            "wall_s", "proposals", "critic", "flips", "transcript"} <= row.keys()
-    assert (tmp_path / row["transcript"]).is_file()
-    assert row["score"] == float(row["answer"] == row["gold"])
-    assert [p["correct"] for p in row["proposals"]] == [row["score"] == 1.0] * len(row["proposals"])
+            "wall_s", "proposals", "critic", "flips", "transcript"} <= json.loads(row.model_dump_json()).keys()
+    assert (tmp_path / row.transcript).is_file()
+    assert row.score == float(row.answer == row.gold)
+    assert [p.correct for p in row.proposals] == [row.score == 1.0] * len(row.proposals)
 
     for name in PROGRAMS:
         assert ev.summary.loc[name, "accuracy"] == pytest.approx(expected_accuracy)
@@ -93,13 +95,13 @@ def test_eval_end_to_end_rows_summary_and_matched_sc(model, tmp_path, expected_a
     assert ev.summary.loc["debate", "acc_easy"] == 1.0 and ev.summary.loc["debate", "acc_hard"] == 0.0
 
     def mean_tokens(name):
-        usages = [r["usage"] for r in rows if r["program"] == name]
-        return sum(u["prompt_tokens"] + u["completion_tokens"] for u in usages) / len(usages)
+        usages = [r.usage for r in rows if r.program == name]
+        return sum(u.prompt_tokens + u.completion_tokens for u in usages) / len(usages)
 
-    sc_calls = sum(r["usage"]["calls"] for r in rows if r["program"] == "sc")
+    sc_calls = sum(r.usage.calls for r in rows if r.program == "sc")
     per_sample = mean_tokens("sc") * N / sc_calls
     assert k == max(1, min(16, round(mean_tokens("debate") / per_sample)))
-    assert all(r["usage"]["calls"] == k for r in rows if r["program"] == f"sc-matched:{k}")
+    assert all(r.usage.calls == k for r in rows if r.program == f"sc-matched:{k}")
 
 
 def test_cost_by_role_and_round_adds_up_to_the_summary(model, tmp_path):
@@ -144,15 +146,15 @@ def test_rerun_skips_finished_rows_and_reruns_missing_ones(model, tmp_path):
 def test_programs_go_question_by_question_so_a_stopped_run_is_paired(model, tmp_path):
     run_eval(model, tmp_path, programs=["cot", "du-mad"], concurrency=1)
     rows = load_rows(tmp_path)
-    assert [r["program"] for r in rows] == ["cot", "du-mad"] * N
-    assert [r["id"] for r in rows[::2]] == [r["id"] for r in rows[1::2]]
+    assert [r.program for r in rows] == ["cot", "du-mad"] * N
+    assert [r.id for r in rows[::2]] == [r.id for r in rows[1::2]]
 
 
 def test_a_fixed_matched_k_runs_alongside_and_sticks_to_the_folder(model, tmp_path, capsys):
     ev = run_eval(model, tmp_path, programs=["sc", "debate"], concurrency=1, sc_matched_k=3)
     assert ev.matched_k == 3 and ev.summary.index.tolist() == ["sc", "debate", "sc-matched:3"]
-    assert [r["program"] for r in load_rows(tmp_path)] == ["sc", "debate", "sc-matched:3"] * N
-    assert all(r["usage"]["calls"] == 3 for r in load_rows(tmp_path) if r["program"] == "sc-matched:3")
+    assert [r.program for r in load_rows(tmp_path)] == ["sc", "debate", "sc-matched:3"] * N
+    assert all(r.usage.calls == 3 for r in load_rows(tmp_path) if r.program == "sc-matched:3")
 
     before = len(calls_of(model))
     again = run_eval(model, tmp_path, programs=["sc", "debate"])  # not measured again: the folder's K is kept
@@ -266,7 +268,7 @@ def test_cli_eval_defaults_to_the_four_programs_and_a_folder_named_by_its_settin
     monkeypatch.chdir(tmp_path)
     assert main(["eval", "--task", "arithmetic", "--model", model, "--n", "2", "--concurrency", "2"]) == 0
     out = tmp_path / "runs" / f"arithmetic-{model.rsplit('/', 1)[-1]}-n2-seed0"
-    assert {r["program"] for r in load_rows(out)} >= set(PROGRAMS)
+    assert {r.program for r in load_rows(out)} >= set(PROGRAMS)
     assert (out / "summary.md").is_file() and str(out.relative_to(tmp_path)) in capsys.readouterr().err
 
 
@@ -287,8 +289,9 @@ def test_cli_summary_of_a_stopped_run_can_keep_only_paired_questions(model, tmp_
 
 def test_strata_come_from_the_share_of_right_self_consistency_samples():
     def row(program, id, correct, samples=()):
-        return {"program": program, "id": id, "score": float(correct), "correct": correct, "confidence": 0.5,
-                "status": "converged", "usage": {}, "wall_s": 1.0, "proposals": [{"correct": c} for c in samples]}
+        return EvalRow(program=program, id=id, gold="x", score=float(correct), correct=correct, confidence=0.5,
+                       status="converged", wall_s=1.0,
+                       proposals=[ProposalTrace(round=0, agent=i, answer="x", correct=c) for i, c in enumerate(samples)])
 
     shares = {"q1": [True, False, False, False, False], "q2": [True, True, False, True, False], "q3": [True] * 5}
     rows = [row("sc", q, sum(v) > 2, v) for q, v in shares.items()]
@@ -313,13 +316,13 @@ def test_debate_trace_pairs_critics_with_proposals_and_scores_flips():
               flips=[Flip(agent=1, round=2, before="7", after="5", evidence_ref="none", kind="conformity")]),
     ]
     trace = debate_trace(Transcript(question="q", rounds=rounds), lambda a: a == "7")
-    assert [(c["round"], c["agent"], c["proposal_correct"], c["flagged"]) for c in trace["critic"]] == [
+    assert [(c.round, c.agent, c.proposal_correct, c.flagged) for c in trace.critic] == [
         (0, 0, False, True), (0, 1, True, True), (1, 0, True, False), (1, 1, True, False)]  # agent 1 kept "7"
-    rates = metrics.critic_rates((c["proposal_correct"], c["flagged"]) for c in trace["critic"])
+    rates = metrics.critic_rates((c.proposal_correct, c.flagged) for c in trace.critic)
     assert (rates.hit_rate, rates.false_alarm_rate) == (1.0, 1 / 3)
-    assert [(f["round"], f["agent"], f["kind"], f["before_correct"], f["after_correct"]) for f in trace["flips"]] == [
+    assert [(f.round, f.agent, f.kind, f.before_correct, f.after_correct) for f in trace.flips] == [
         (1, 0, "evidence", False, True), (2, 1, "conformity", True, False)]
-    assert [p["correct"] for p in trace["proposals"]] == [False, True, True, True, False]
+    assert [p.correct for p in trace.proposals] == [False, True, True, True, False]
 
 
 def test_trace_counts_an_echoed_answer_as_the_debate_did_and_recounts_the_first_vote():
@@ -327,14 +330,15 @@ def test_trace_counts_an_echoed_answer_as_the_debate_did_and_recounts_the_first_
                                     _call("proposer", 1, 0, answer="7.0"), _call("proposer", 2, 0, answer="9")])]
     trace = debate_trace(Transcript(question="q", rounds=rounds), lambda a: a.startswith("7"),
                          normalize=lambda a: str(float(a)))
-    assert [(p["answer"], p["key"], p["correct"]) for p in trace["proposals"]] == [
+    assert [(p.answer, p.key, p.correct) for p in trace.proposals] == [
         ("7", "7.0", True), ("7.0", "7.0", True), ("9", "9.0", False)]
-    assert first_vote_right(trace["proposals"]) == 1.0  # 7 and 7.0 are one answer: two of three votes
+    assert first_vote_right(trace.proposals) == 1.0  # 7 and 7.0 are one answer: two of three votes
 
     def row(program, final, keys):
-        return {"program": program, "id": "q", "score": float(final), "correct": final, "confidence": 0.5,
-                "status": "converged", "usage": {}, "wall_s": 1.0,
-                "proposals": [{"round": 0, "key": k, "correct": k == "7"} for k in keys]}
+        return EvalRow(program=program, id="q", gold="7", score=float(final), correct=final, confidence=0.5,
+                       status="converged", wall_s=1.0,
+                       proposals=[ProposalTrace(round=0, agent=i, answer=k, key=k, correct=k == "7")
+                                  for i, k in enumerate(keys)])
 
     summary = summarize([row("debate", False, ["7", "7", "9"]), row("cot", True, ["7"])])
     assert summary.loc["debate", "acc_first_vote"] == 1.0 and summary.loc["debate", "accuracy"] == 0.0
@@ -354,25 +358,28 @@ def test_a_preset_decides_by_the_task_kind_and_a_saved_program_as_saved(tmp_path
 
 
 def test_matched_k_is_clamped():
-    sc = {"program": "sc", "usage": {"prompt_tokens": 90, "completion_tokens": 10, "calls": 5}}  # 20 per sample
-    assert matched_k([sc, {"program": "debate", "usage": {"prompt_tokens": 5, "completion_tokens": 0}}]) == 1
-    assert matched_k([sc, {"program": "debate", "usage": {"prompt_tokens": 900, "completion_tokens": 0}}]) == 16
+    def row(program, **usage):
+        return EvalRow(program=program, id="q", gold="1", status="converged", usage=usage)
+
+    sc = row("sc", prompt_tokens=90, completion_tokens=10, calls=5)  # 20 per sample
+    assert matched_k([sc, row("debate", prompt_tokens=5)]) == 1
+    assert matched_k([sc, row("debate", prompt_tokens=900)]) == 16
     assert matched_k([sc]) is None
 
 
 def _rows(scores: dict[str, list[int]]):
     """Rows of programs "a" (115 tokens, 2 s per question) and "b" (15 tokens, 1 s) with the given scores."""
-    return [{"program": p, "id": f"q{i}", "score": float(s), "correct": bool(s),
-             "usage": {"prompt_tokens": 100 * (p == "a") + 10, "completion_tokens": 5},
-             "wall_s": 2.0 if p == "a" else 1.0}
+    return [EvalRow(program=p, id=f"q{i}", gold="1", score=float(s), correct=bool(s), status="converged",
+                    usage={"prompt_tokens": 100 * (p == "a") + 10, "completion_tokens": 5},
+                    wall_s=2.0 if p == "a" else 1.0)
             for p, values in scores.items() for i, s in enumerate(values)]
 
 
 def test_compare_matches_the_metrics_functions_and_says_who_wins():
     a = [1] * 10 + [0] * 2 + [1] * 8
     b = [0] * 10 + [1] * 2 + [1] * 8
-    rows = _rows({"a": a, "b": b}) + [{"program": "a", "id": "extra", "score": 1.0, "correct": True,
-                                        "usage": {}, "wall_s": 0.0}]
+    rows = _rows({"a": a, "b": b}) + [EvalRow(program="a", id="extra", gold="1", score=1.0, correct=True,
+                                              status="converged")]
     c = compare(rows, "a", "b")
     assert c.n == 20 and c.accuracy_a == 0.9 and c.accuracy_b == 0.5
     assert c.mcnemar == metrics.mcnemar([bool(x) for x in a], [bool(x) for x in b])
@@ -386,7 +393,7 @@ def test_compare_matches_the_metrics_functions_and_says_who_wins():
 
 
 def test_cli_compare_prints_the_paired_test(tmp_path, capsys):
-    (tmp_path / "rows.jsonl").write_text("\n".join(json.dumps(r) for r in _rows({"a": [1, 1, 0], "b": [1, 0, 0]})))
+    (tmp_path / "rows.jsonl").write_text("\n".join(r.model_dump_json() for r in _rows({"a": [1, 1, 0], "b": [1, 0, 0]})))
     assert main(["compare", str(tmp_path), "a", "b"]) == 0
     out = capsys.readouterr().out
     assert "paired questions: 3" in out and "McNemar: a only right 1, b only right 0, p = 1" in out

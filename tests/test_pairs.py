@@ -37,7 +37,8 @@ def eval_dir(tmp_path):
     (tmp_path / "transcripts" / "debate").mkdir(parents=True)
     crafted().save(tmp_path / "transcripts" / "debate" / "q1.json")
     (tmp_path / "settings.json").write_text(json.dumps({"task": "arithmetic"}))
-    rows = [{"program": "debate", "id": "q1", "gold": "391", "transcript": "transcripts/debate/q1.json"},
+    rows = [{"program": "debate", "id": "q1", "gold": "391", "status": "converged",
+             "transcript": "transcripts/debate/q1.json"},
             {"program": "debate", "id": "q2", "gold": "7", "status": "invalid_input"}]  # no transcript
     (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     return tmp_path
