@@ -32,22 +32,15 @@ from madspy.data import Task, get_task
 from madspy.core.errors import CompileError
 from madspy.core.models import make_lm
 from madspy.optimizers.composite import CompositeMetric, Terms, Weights
+from madspy.optimizers.specs import SPECS, spec_of
 from madspy.programs.artifact import save_program
 from madspy.programs.config import DebateConfig
 from madspy.programs.debate import Debate
 from madspy.programs.memory import MASKED
 from madspy.programs.presets import preset
 
-OPTIMIZERS = ("bootstrap", "bootstrap-rs", "mipro", "gepa", "simba")
+OPTIMIZERS = tuple(SPECS)  # the names compile and the CLI accept
 DEFAULT_MAX_CALLS = 2000
-# Small defaults: a debate costs several calls, so optimizer budgets are kept tight.
-DEFAULT_SETTINGS: dict[str, dict[str, Any]] = {
-    "bootstrap": {"max_bootstrapped_demos": 2},
-    "bootstrap-rs": {"max_bootstrapped_demos": 2, "num_candidate_programs": 2, "num_threads": 1},
-    "mipro": {"max_bootstrapped_demos": 2, "num_candidates": 2, "num_trials": 3, "num_threads": 1},
-    "gepa": {"max_metric_calls": None, "reflection_minibatch_size": 3, "num_threads": 1},  # None: 3 x train
-    "simba": {"bsize": 4, "num_candidates": 2, "max_steps": 2, "max_demos": 2, "num_threads": 1},
-}
 
 
 
@@ -104,46 +97,18 @@ def calls_per_debate(config: DebateConfig) -> int:
 
 def plan_compile(optimizer: str, config: DebateConfig, n_train: int, n_dev: int,
                  settings: dict[str, Any] | None = None) -> CompilePlan:
-    """The cost estimate of a compile (``settings`` override ``DEFAULT_SETTINGS[optimizer]``).
+    """The cost estimate of a compile (``settings`` override the optimizer's defaults, see ``optimizers.specs``).
 
-    Debates the optimizer runs, for T train questions (upper bounds):
-    bootstrap T; bootstrap-rs (2C + 4) T for C candidate programs; mipro
-    (C + 1) T bootstrapping + (N + 1) V evaluations for N trials on V = 0.8 T
-    (plus 5 C instruction proposals); gepa its ``max_metric_calls`` (+1 reflection
-    per minibatch); simba steps x bsize x (2C + 1) + (C + 1) T (+1 rule per
-    candidate and step). Dev: the compiled and the hand-written program, once each.
+    Debates the optimizer runs come from its spec; dev scores the compiled and the hand-written
+    program, once each.
 
     >>> plan_compile("bootstrap", DebateConfig.with_agents(2, rounds=2, resolver={"enabled": False},
     ...                                                     protocol="majority"), 8, 8).calls
     192
     """
-    if optimizer not in OPTIMIZERS:
-        raise CompileError(f"unknown optimizer {optimizer!r}; choose one of {', '.join(OPTIMIZERS)}")
-    unknown = set(settings or {}) - DEFAULT_SETTINGS[optimizer].keys()
-    if unknown:
-        raise CompileError(f"{optimizer} has no setting {', '.join(sorted(unknown))}; "
-                           f"settings: {', '.join(DEFAULT_SETTINGS[optimizer])}")
-    s = {**DEFAULT_SETTINGS[optimizer], **(settings or {})}
-    t = n_train
-    prompt_calls = 0
-    if optimizer == "bootstrap":
-        debates = t
-    elif optimizer == "bootstrap-rs":
-        debates = (2 * s["num_candidate_programs"] + 4) * t
-    elif optimizer == "mipro":
-        c, v = s["num_candidates"], max(1, int(0.8 * t))
-        debates = (c + 1) * t + (s["num_trials"] + 1) * v
-        prompt_calls = 5 * c
-    elif optimizer == "gepa":
-        s["max_metric_calls"] = s["max_metric_calls"] or 3 * t
-        s["reflection_minibatch_size"] = min(s["reflection_minibatch_size"], t)
-        debates = s["max_metric_calls"]
-        prompt_calls = -(-debates // s["reflection_minibatch_size"])
-    else:
-        s["bsize"] = min(s["bsize"], t)
-        c = s["num_candidates"]
-        debates = s["max_steps"] * s["bsize"] * (2 * c + 1) + (c + 1) * t
-        prompt_calls = s["max_steps"] * c
+    spec = spec_of(optimizer)
+    s = spec.settings(settings, n_train)
+    debates, prompt_calls = spec.plan(n_train, s)
     return CompilePlan(optimizer, s, calls_per_debate(config), debates, 2 * n_dev, prompt_calls)
 
 
@@ -194,40 +159,6 @@ def dev_scores(debate: Debate, devset: list[dspy.Example], metric: CompositeMetr
     }
 
 
-def _optimizer(plan: CompilePlan, metric: CompositeMetric, prompt_lm: dspy.LM, seed: int) -> Any:
-    from dspy import teleprompt as tp
-
-    s = plan.settings
-    if plan.optimizer == "bootstrap":
-        return tp.BootstrapFewShot(metric=metric, max_bootstrapped_demos=s["max_bootstrapped_demos"],
-                                   max_labeled_demos=0, max_rounds=1)
-    if plan.optimizer == "bootstrap-rs":
-        return tp.BootstrapFewShotWithRandomSearch(
-            metric=metric, max_bootstrapped_demos=s["max_bootstrapped_demos"], max_labeled_demos=0,
-            num_candidate_programs=s["num_candidate_programs"], num_threads=s["num_threads"])
-    if plan.optimizer == "mipro":
-        return tp.MIPROv2(metric=metric, prompt_model=prompt_lm, auto=None, num_candidates=s["num_candidates"],
-                          max_bootstrapped_demos=s["max_bootstrapped_demos"], max_labeled_demos=0,
-                          num_threads=s["num_threads"], seed=seed, verbose=False, track_stats=False)
-    if plan.optimizer == "gepa":
-        return tp.GEPA(metric=metric, max_metric_calls=s["max_metric_calls"], reflection_lm=prompt_lm,
-                       reflection_minibatch_size=s["reflection_minibatch_size"], num_threads=s["num_threads"],
-                       use_merge=False, seed=seed)
-    return tp.SIMBA(metric=metric, bsize=s["bsize"], num_candidates=s["num_candidates"], max_steps=s["max_steps"],
-                    max_demos=s["max_demos"], prompt_model=prompt_lm, num_threads=s["num_threads"])
-
-
-def _run_optimizer(plan: CompilePlan, optimizer: Any, student: Debate, trainset: list[dspy.Example],
-                   seed: int) -> Debate:
-    if plan.optimizer == "mipro":
-        v = max(1, int(0.8 * len(trainset)))
-        return optimizer.compile(student, trainset=trainset, num_trials=plan.settings["num_trials"], seed=seed,
-                                 minibatch=v > 35, program_aware_proposer=False, data_aware_proposer=False)
-    if plan.optimizer == "simba":
-        return optimizer.compile(student, trainset=trainset, seed=seed)
-    return optimizer.compile(student, trainset=trainset)
-
-
 def base_config(model: str, preset_name: str = "debate", **changes: Any) -> DebateConfig:
     """The hand-written program's config: a preset with ``model`` and ``changes`` merged in."""
     return preset(preset_name, model=model, **changes)
@@ -271,8 +202,8 @@ def compile_program(
                            f"least {plan.calls}, or use fewer --train/--dev questions or a smaller optimizer budget")
     started = time.perf_counter()
     trainset, devset = split_data(task, train, dev, seed, data_dir)
-    # Bootstrapping optimizers keep demos of debates answered right; GEPA and SIMBA need the score itself.
-    metric = CompositeMetric(task, weights, budget_tokens, gate_demos=optimizer not in ("gepa", "simba"))
+    spec = spec_of(optimizer)
+    metric = CompositeMetric(task, weights, budget_tokens, gate_demos=spec.gates_demos)
     task_lm = make_lm(model, temperature=0.0, max_tokens=config.max_tokens, cache=config.cache,
                       api_base=config.api_base)
     prompt_lm = make_lm(reflection_model or model, temperature=1.0, max_tokens=max(config.max_tokens, 1024),
@@ -282,8 +213,8 @@ def compile_program(
     serial = config.updated(concurrency=1)
     handwritten = Debate(serial, normalize=task.normalize)
     with dspy.context(lm=task_lm):
-        compiled = _run_optimizer(plan, _optimizer(plan, metric, prompt_lm, seed),
-                                  Debate(serial, normalize=task.normalize), trainset, seed)
+        teleprompter = spec.build(metric, prompt_lm, seed, plan.settings)
+        compiled = spec.compile(teleprompter, Debate(serial, normalize=task.normalize), trainset, seed, plan.settings)
         for predictor in compiled.predictors():
             predictor.lm = None  # SIMBA pins sampling LMs on predictors; the debate routes LMs per role
         scores = {"compiled": dev_scores(compiled, devset, metric),
@@ -294,7 +225,7 @@ def compile_program(
         "task": task.name,
         "model": model,
         "optimizer": {"name": optimizer, "settings": plan.settings, "seed": seed,
-                      "reflection_model": reflection_model if optimizer in ("mipro", "gepa", "simba") else None},
+                      "reflection_model": reflection_model if spec.uses_prompt_model else None},
         "metric": {"weights": asdict(weights), "budget_tokens": budget_tokens},
         "data": {"split": compile_split(task), "train": len(trainset), "dev": len(devset), "seed": seed,
                  "train_ids": [e.id for e in trainset], "dev_ids": [e.id for e in devset]},
