@@ -30,8 +30,8 @@ _LAZY = {
     "ab": "madspy.ab",
     "port": "madspy.port",
     "export_pairs": "madspy.pairs",
-    "create_app": "madspy.serve",
-    "ServeSettings": "madspy.serve",
+    "create_app": "madspy.server.app",
+    "ServeSettings": "madspy.server.app",
     "write_eval_report": "madspy.report",
     "write_transcript_report": "madspy.report",
 }

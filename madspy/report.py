@@ -26,7 +26,7 @@ from rich.text import Text
 from madspy.evaluation import Comparison, load_rows, summarize
 from madspy.rows import EvalRow
 from madspy.optimizers import metrics
-from madspy.programs.render import call_summary
+from madspy.render import call_summary
 from madspy.programs.transcript import Transcript
 
 MAX_DISAGREEMENTS = 200

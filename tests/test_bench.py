@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from madspy.bench import engine_benchmark
+from madspy.bench.engine import engine_benchmark
 from madspy.cli import main
 
 

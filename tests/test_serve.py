@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from madspy.cli import main
 from madspy.programs import Debate, DebateConfig
 from madspy.programs.artifact import save_program
-from madspy.serve import ServeError, ServeSettings, check_bind, create_app
+from madspy.server.app import ServeError, ServeSettings, check_bind, create_app
 from scripts import critique, proposal, resolution
 from servers import running
 

@@ -17,7 +17,7 @@ from openai import OpenAI
 from madspy.cli import main
 from madspy.programs import Debate, DebateConfig
 from madspy.programs.artifact import save_program
-from madspy.serve import ServeSettings, create_app
+from madspy.server.app import ServeSettings, create_app
 from madspy.testing import calls_of
 from scripts import critique, proposal, resolution
 from servers import running
@@ -254,7 +254,7 @@ def test_a_dspy_program_uses_a_served_debate_as_its_lm(served, engine):
 
 def test_serve_cli_names_programs(tmp_path, monkeypatch, capsys):
     served_with = {}
-    monkeypatch.setattr("madspy.serve.serve", lambda programs, settings: served_with.update(programs))
+    monkeypatch.setattr("madspy.server.app.serve", lambda programs, settings: served_with.update(programs))
     assert main(["serve", "--program", "arith=a.json", "--program", "runs/gsm8k.json", "--db", str(tmp_path)]) == 0
     assert served_with == {"arith": Path("a.json"), "gsm8k": Path("runs/gsm8k.json")}
     assert main(["serve", "--program", "a.json", "--program", "b/a.json", "--db", str(tmp_path)]) == 2

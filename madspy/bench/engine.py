@@ -8,7 +8,7 @@ overhead per call. Throughput runs ``madspy eval``'s harness on single-agent
 questions at a given concurrency.
 
 Example:
-    >>> from madspy.bench import engine_benchmark
+    >>> from madspy.bench.engine import engine_benchmark
     >>> # engine_benchmark(latency_s=0.2)["concurrency_efficiency"]
     >>> # {'3x2': 1.04, '5x3': 1.06}
 """

@@ -16,7 +16,7 @@ Measurements on one ``local/...`` model, in one process:
 Contexts are created before the timed runs, so loading them is not timed.
 
 Example:
-    >>> from madspy.bench_local import local_benchmark
+    >>> from madspy.bench.local import local_benchmark
     >>> # local_benchmark("local/smollm2-135m", questions=2)["speedup"]
 """
 

@@ -2,7 +2,7 @@
 
 Example:
     >>> from madspy.programs.transcript import Transcript
-    >>> from madspy.store import TranscriptStore
+    >>> from madspy.server.store import TranscriptStore
     >>> store = TranscriptStore(":memory:")
     >>> tid = store.put(Transcript(question="2+2?"))
     >>> store.get(tid).question

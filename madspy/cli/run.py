@@ -1,26 +1,22 @@
-"""The ``madspy`` command line: a thin layer over the Python API.
+"""``madspy run``: debate one question, or a JSONL file of them, with any setting reachable by flag or ``--set``.
 
-Example:
-    $ madspy run "What is 17 * 23?" --show
-    $ madspy run --file questions.jsonl --json > results.jsonl
+Example::
+
+    madspy run "What is 17 * 23?" --show
+    madspy run --file questions.jsonl --json > results.jsonl
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import logging
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from madspy.compile_cli import add_compile, add_search
-from madspy.core.errors import ConfigError, InputError, MadspyError
-from madspy.eval_cli import add_bench, add_compare, add_eval, add_redecide, add_summary
-from madspy.serve_cli import add_ab, add_export_pairs, add_port, add_report, add_serve, add_show
+from madspy.cli.options import put, set_changes
+from madspy.core.errors import InputError
 
 RUN_EXAMPLES = """examples:
   madspy run "What is 17 * 23?" --show
@@ -64,7 +60,7 @@ RUN_SWITCHES: dict[str, tuple[dict[str, Any], str]] = {
 }
 
 
-def _add_run(sub: argparse._SubParsersAction) -> None:
+def add_run(sub: argparse._SubParsersAction) -> None:
     from typing import get_args
 
     from madspy.programs import config
@@ -92,36 +88,6 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=cmd_run)
 
 
-def _put(changes: dict[str, Any], path: str, value: Any) -> None:
-    *parents, leaf = path.split(".")
-    node = changes
-    for name in parents:
-        node = node.setdefault(name, {})
-    node[leaf] = value
-
-
-def _set_value(text: str) -> tuple[str, Any]:
-    path, sep, raw = text.partition("=")
-    if not sep or not path:
-        raise InputError(f"--set expects KEY=VALUE, got {text!r}")
-    try:
-        return path, json.loads(raw)
-    except json.JSONDecodeError:
-        return path, raw
-
-
-def set_changes(items: list[str], changes: dict[str, Any] | None = None) -> dict[str, Any]:
-    """``changes`` (default none) with ``--set KEY=VALUE`` items put in: dotted paths, values as JSON, else text.
-
-    >>> set_changes(["stop.agreement_gate=0.9", "memory=summary"])
-    {'stop': {'agreement_gate': 0.9}, 'memory': 'summary'}
-    """
-    changes = {} if changes is None else changes
-    for item in items:
-        _put(changes, *_set_value(item))
-    return changes
-
-
 def _debate(args: argparse.Namespace):
     from madspy.programs import Debate, DebateConfig
     from madspy.programs.artifact import load_program
@@ -130,11 +96,11 @@ def _debate(args: argparse.Namespace):
     changes: dict[str, Any] = {}
     for path, _, _ in RUN_OPTIONS.values():
         if getattr(args, path) is not None:
-            _put(changes, path, getattr(args, path))
+            put(changes, path, getattr(args, path))
     for flag, (settings, _) in RUN_SWITCHES.items():
         if getattr(args, flag[2:].replace("-", "_")):
             for path, value in settings.items():
-                _put(changes, path, value)
+                put(changes, path, value)
     set_changes(args.set, changes)
     if args.agents is not None:
         if args.agents < 1:
@@ -166,7 +132,7 @@ def _print_result(result: Any, args: argparse.Namespace) -> None:
     from rich.console import Console
 
     from madspy.programs.debate import as_dict
-    from madspy.programs.render import render_transcript
+    from madspy.render import render_transcript
 
     if args.show:
         render_transcript(result.transcript, Console(stderr=args.json))
@@ -226,49 +192,3 @@ def _run_file(debate: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="madspy", description="Multi-agent debate as one DSPy program.")
-    sub = parser.add_subparsers(dest="command", required=True)
-    for add in COMMANDS:
-        add(sub)
-    return parser
-
-
-COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
-    _add_run, add_eval, add_summary, add_compare, add_redecide, add_bench, add_serve, add_compile, add_search, add_ab, add_port,
-    add_show, add_report, add_export_pairs,
-]
-
-
-def flag_of(parser: argparse.ArgumentParser, command: str, field: str) -> str:
-    """How ``command`` reaches config ``field``: its flag and the field (``--max-tokens (max_tokens)``), else the field.
-
-    >>> flag_of(build_parser(), "eval", "max_tokens"), flag_of(build_parser(), "run", "stop.agreement_gate")
-    ('--max-tokens (max_tokens)', '--agreement-gate (stop.agreement_gate)')
-    """
-    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
-    flags = {a.dest: a.option_strings[0] for a in commands[command]._actions if a.option_strings}
-    return f"{flags[field]} ({field})" if field in flags else field
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    # DSPy warns on stderr about every reply cut at max_tokens; the transcript records what failed.
-    logging.getLogger("dspy.clients.lm").setLevel(logging.ERROR)
-    try:
-        return args.handler(args)
-    except (ConfigError, ValidationError) as e:  # a setting out of range: name the flag, the field and the range
-        error = e if isinstance(e, ConfigError) else ConfigError.of(e)
-        print(f"madspy: error: {flag_of(parser, args.command, error.field)}: {error.reason}", file=sys.stderr)
-        return 2
-    except MadspyError as e:  # the caller's fault exits 2, a backend's 1
-        print(f"madspy: error: {e}", file=sys.stderr)
-        return e.exit_code
-    except KeyboardInterrupt:
-        print("madspy: interrupted", file=sys.stderr)
-        return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -3,7 +3,7 @@
 Endpoints: ``POST /v1/debate`` (``?stream=true`` or ``POST /v1/debate/stream`` for
 server-sent events, one per finished round), ``GET /v1/transcripts/{id}``,
 ``POST /v1/chat/completions`` and ``GET /v1/models`` (the OpenAI API: see
-``madspy.openai_api``), ``GET /healthz``, ``GET /metrics`` (Prometheus text) and the
+``madspy.server.openai_api``), ``GET /healthz``, ``GET /metrics`` (Prometheus text) and the
 OpenAPI docs at ``/docs``. With ``MADSPY_API_KEY`` set every ``/v1`` route and
 ``/metrics`` needs ``Authorization: Bearer <key>``; without it the server only binds
 to loopback.
@@ -22,7 +22,7 @@ paths) in OpenAI's shape ``{"error": {"message", "type", "param", "code"}}``.
 
 Example:
     >>> from fastapi.testclient import TestClient
-    >>> from madspy.serve import ServeSettings, create_app
+    >>> from madspy.server.app import ServeSettings, create_app
     >>> # app = create_app({"arith": "compiled/x.json"}, ServeSettings(db="transcripts.sqlite3"))
     >>> # TestClient(app).post("/v1/debate", json={"question": "What is 17 * 23?"}).json()["answer"]
     >>> # TestClient(app).post("/v1/chat/completions", json={"model": "arith", "messages": [
@@ -55,14 +55,14 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.exceptions import HTTPException
 
-from madspy import openai_api
+from madspy.server import openai_api
 from madspy.core.errors import DebateTimeout, InputError, MadspyError, ServeError, UnknownProgram
 from madspy.core.models import check_question
 from madspy.programs.artifact import load_program
 from madspy.programs.protocols import TaskKind
 from madspy.programs.debate import Debate
 from madspy.programs.transcript import Round
-from madspy.store import TranscriptStore, new_id
+from madspy.server.store import TranscriptStore, new_id
 
 API_KEY_ENV = "MADSPY_API_KEY"
 LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)

@@ -210,14 +210,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     if args.what == "local":
-        from madspy.bench_local import local_benchmark
+        from madspy.bench.local import local_benchmark
 
         result = local_benchmark(args.model, questions=args.questions or 3, task=args.task, data_dir=args.data_dir,
                                  programs=[p.strip() for p in args.programs.split(",") if p.strip()],
                                  max_tokens=args.max_tokens,
                                  compare=[m.strip() for m in args.compare.split(",") if m.strip()])
     else:
-        from madspy.bench import engine_benchmark
+        from madspy.bench.engine import engine_benchmark
 
         result = engine_benchmark(latency_s=args.latency, questions=args.questions or 100,
                                   concurrency=args.concurrency, repeats=args.repeats)

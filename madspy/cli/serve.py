@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from madspy.eval_cli import add_task_options
+from madspy.cli.evaluate import add_task_options
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -69,7 +69,7 @@ def add_serve(sub: argparse._SubParsersAction) -> None:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from madspy.core.errors import InputError
-    from madspy.serve import ServeSettings, check_bind, serve
+    from madspy.server.app import ServeSettings, check_bind, serve
 
     if args.max_concurrent < 1 or args.timeout <= 0 or args.max_body < 1:
         raise InputError("--max-concurrent, --timeout and --max-body must be positive")
@@ -186,7 +186,7 @@ def _transcript(path: Path) -> Transcript:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from madspy.programs.render import render_transcript
+    from madspy.render import render_transcript
 
     render_transcript(_transcript(args.transcript))
     return 0

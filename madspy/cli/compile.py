@@ -76,7 +76,7 @@ def add_search(sub: argparse._SubParsersAction) -> None:
 
 
 def _config_changes(args: argparse.Namespace) -> dict[str, Any]:
-    from madspy.cli import set_changes
+    from madspy.cli.options import set_changes
     from madspy.programs.config import DebateConfig
 
     changes: dict[str, Any] = {k: getattr(args, k) for k in ("rounds", "protocol", "max_tokens", "api_base")
@@ -118,7 +118,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
     from madspy.optimizers.search import search
 
-    from madspy.cli import set_changes
+    from madspy.cli.options import set_changes
 
     fixed = set_changes(args.set, {k: getattr(args, k) for k in ("max_tokens", "api_base") if getattr(args, k)})
     result = search(args.task, args.model, trials=args.trials, storage=args.storage, study=args.study,

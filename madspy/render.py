@@ -2,7 +2,7 @@
 
 Example:
     >>> from rich.console import Console
-    >>> from madspy.programs.render import render_transcript
+    >>> from madspy.render import render_transcript
     >>> from madspy.programs.transcript import Transcript
     >>> render_transcript(Transcript(question="2+2?"), Console(width=80))  # doctest: +SKIP
 """
