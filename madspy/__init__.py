@@ -1,28 +1,55 @@
 """madspy: multi-agent debate for LLMs as one DSPy program.
 
-Example:
-    >>> import madspy
-    >>> debate = madspy.Debate(madspy.DebateConfig.with_agents(3, rounds=2))   # embedded local model
-    >>> # result = debate(question="What is 17 * 23?")
-    >>> # result.answer, result.confidence, result.status, result.stop_reason, result.usage
-    >>> # madspy.save(debate, "compiled/mine.json"); madspy.load("compiled/mine.json")
-    >>> # madspy.evaluate("gsm8k", "openai/gpt-4o-mini", ["cot", "debate"], out="runs/g", n=50)
-    >>> # madspy.redecide("runs/g")      # the same debates decided by majority, confidence, ... (no LM call)
-    >>> # madspy.compile_program("arithmetic", "local/smollm2-135m", "bootstrap", out="compiled/a.json")
-    >>> # madspy.ab("compiled/a.json", "handwritten", "arithmetic", "local/smollm2-135m", out="runs/ab")
+Every public name loads on first use, so ``import madspy`` is quick and importing one layer
+(``madspy.core``, ``madspy.programs``...) pulls in nothing above it.
+
+Example (the names; see the README for runs)::
+
+    import madspy
+    debate = madspy.Debate(madspy.DebateConfig.with_agents(3, rounds=2))   # the embedded local model
+    result = debate(question="What is 17 * 23?")
+    result.answer, result.confidence, result.status, result.stop_reason, result.usage
+    madspy.save(debate, "compiled/mine.json"); madspy.load("compiled/mine.json")
+    madspy.evaluate("gsm8k", "openai/gpt-4o-mini", ["cot", "debate"], out="runs/g", n=50)
+    madspy.redecide("runs/g")      # the same debates decided by majority, confidence, ... (no LM call)
+    madspy.compile_program("arithmetic", "local/smollm2-135m", "bootstrap", train=8, dev=8, out="compiled/a.json")
+    madspy.ab("compiled/a.json", "handwritten", "arithmetic", "local/smollm2-135m", out="runs/ab")
 """
 
-from madspy.core.errors import InputError, MadspyError, ModelError, ProgramFileError
-from madspy.core.models import make_lm
-from madspy.programs import AgentConfig, Debate, DebateConfig, RoleConfig, StopConfig, Transcript
-from madspy.programs.artifact import load_program as load
-from madspy.programs.artifact import save_program as save
-from madspy.programs.debate import as_dict
+from __future__ import annotations
 
-# Heavier parts (pandas, FastAPI, optimizers) load on first use, so `import madspy` stays quick.
-_LAZY = {
+import importlib
+import os
+from typing import Any
+
+# LiteLLM fetches its model price map from the network at import unless told otherwise; every
+# madspy module is under this package, so this runs before any of them imports LiteLLM.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+# name -> "module" (the same name there) or "module:attribute"
+_PUBLIC = {
+    "MadspyError": "madspy.core.errors",
+    "InputError": "madspy.core.errors",
+    "BackendError": "madspy.core.errors",
+    "ConfigError": "madspy.core.errors",
+    "ModelError": "madspy.core.errors",
+    "ProgramFileError": "madspy.core.errors",
+    "make_lm": "madspy.core.models",
+    "Role": "madspy.signatures",
+    "AgentConfig": "madspy.programs",
+    "Debate": "madspy.programs",
+    "DebateConfig": "madspy.programs",
+    "RoleConfig": "madspy.programs",
+    "StopConfig": "madspy.programs",
+    "Transcript": "madspy.programs",
+    "Status": "madspy.programs.transcript",
+    "StopReason": "madspy.programs.transcript",
+    "as_dict": "madspy.programs.debate",
+    "load": "madspy.programs.artifact:load_program",
+    "save": "madspy.programs.artifact:save_program",
     "evaluate": "madspy.evaluation",
     "compare": "madspy.evaluation",
+    "EvalRow": "madspy.rows",
     "redecide": "madspy.redecide",
     "compile_program": "madspy.optimizers.compile",
     "compile": "madspy.optimizers.compile:compile_program",
@@ -37,28 +64,15 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        import importlib
-
-        module, _, attr = _LAZY[name].partition(":")
+def __getattr__(name: str) -> Any:
+    if name in _PUBLIC:
+        module, _, attr = _PUBLIC[name].partition(":")
         return getattr(importlib.import_module(module), attr or name)
     raise AttributeError(f"module 'madspy' has no attribute {name!r}")
 
 
-__all__ = [*_LAZY,
-    "AgentConfig",
-    "Debate",
-    "DebateConfig",
-    "InputError",
-    "MadspyError",
-    "ModelError",
-    "ProgramFileError",
-    "RoleConfig",
-    "StopConfig",
-    "Transcript",
-    "as_dict",
-    "load",
-    "make_lm",
-    "save",
-]
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_PUBLIC])
+
+
+__all__ = sorted(_PUBLIC)
