@@ -40,8 +40,9 @@ class LeanJSONAdapter(dspy.JSONAdapter):
     """JSONAdapter for backends that enforce the output schema with a grammar: no format tutorial."""
 
     def format_field_description(self, signature) -> str:
-        outputs = "\n".join(f"- {name}: {field.json_schema_extra.get('desc', '')}"
-                            for name, field in signature.output_fields.items())
+        outputs = "\n".join(
+            f"- {name}: {field.json_schema_extra.get('desc', '')}" for name, field in signature.output_fields.items()
+        )
         return f"Reply with one JSON object with these fields, in this order:\n{outputs}"
 
     def format_field_structure(self, signature) -> str:
@@ -55,17 +56,26 @@ class LeanJSONAdapter(dspy.JSONAdapter):
 
 
 def run_plain(model: str, task, examples, max_tokens: int) -> list[dict]:
-    llm = llama_cpp.Llama(model_path=str(local.resolve(model)), n_ctx=local.n_ctx(), n_threads=local.n_threads(),
-                          verbose=False)
+    llm = llama_cpp.Llama(
+        model_path=str(local.resolve(model)), n_ctx=local.n_ctx(), n_threads=local.n_threads(), verbose=False
+    )
     rows = []
     for ex in examples:
         started = time.perf_counter()
-        reply = llm.create_chat_completion([{"role": "user", "content": task.ask(ex.question) + PLAIN_SUFFIX}],
-                                           temperature=0.0, max_tokens=max_tokens)
+        reply = llm.create_chat_completion(
+            [{"role": "user", "content": task.ask(ex.question) + PLAIN_SUFFIX}], temperature=0.0, max_tokens=max_tokens
+        )
         usage = reply["usage"]
-        rows.append({"score": task.score(reply["choices"][0]["message"]["content"], ex.answer),
-                     "prompt": usage["prompt_tokens"], "completion": usage["completion_tokens"],
-                     "retried": 0, "failed": 0, "wall": time.perf_counter() - started})
+        rows.append(
+            {
+                "score": task.score(reply["choices"][0]["message"]["content"], ex.answer),
+                "prompt": usage["prompt_tokens"],
+                "completion": usage["completion_tokens"],
+                "retried": 0,
+                "failed": 0,
+                "wall": time.perf_counter() - started,
+            }
+        )
     llm.close()
     return rows
 
@@ -78,10 +88,16 @@ def run_cot(model: str, task, examples, adapter: dspy.Adapter | None) -> list[di
             started = time.perf_counter()
             result = program(question=task.ask(ex.question))
             calls = result.transcript.calls()
-            rows.append({"score": task.score(result.answer, ex.answer),
-                         "prompt": result.usage["prompt_tokens"], "completion": result.usage["completion_tokens"],
-                         "retried": sum(c.attempts > 1 for c in calls), "failed": result.usage["failed_calls"],
-                         "wall": time.perf_counter() - started})
+            rows.append(
+                {
+                    "score": task.score(result.answer, ex.answer),
+                    "prompt": result.usage["prompt_tokens"],
+                    "completion": result.usage["completion_tokens"],
+                    "retried": sum(c.attempts > 1 for c in calls),
+                    "failed": result.usage["failed_calls"],
+                    "wall": time.perf_counter() - started,
+                }
+            )
     return rows
 
 
@@ -98,18 +114,23 @@ def main() -> None:
     task = get_task(args.task)
     examples = task.load(data_dir=args.data_dir, n=args.sample, seed=0)[: args.n]
     max_tokens = build_program("cot", task, args.model).config.max_tokens
-    runs = {"plain": lambda: run_plain(args.model, task, examples, max_tokens),
-            "json": lambda: run_cot(args.model, task, examples, None),
-            "chat": lambda: run_cot(args.model, task, examples, dspy.ChatAdapter(use_json_adapter_fallback=False)),
-            "lean": lambda: run_cot(args.model, task, examples, LeanJSONAdapter())}
+    runs = {
+        "plain": lambda: run_plain(args.model, task, examples, max_tokens),
+        "json": lambda: run_cot(args.model, task, examples, None),
+        "chat": lambda: run_cot(args.model, task, examples, dspy.ChatAdapter(use_json_adapter_fallback=False)),
+        "lean": lambda: run_cot(args.model, task, examples, LeanJSONAdapter()),
+    }
     print(f"{args.task}, first {len(examples)} of the {args.sample}-question bench sample (seed 0), {args.model}\n")
     print("| mode | right | prompt tokens/q | completion tokens/q | replies retried | calls failed | wall s/q |")
     print("|---|---|---|---|---|---|---|")
     for mode in args.modes.split(","):
         rows = runs[mode]()
-        print(f"| {mode} | {sum(r['score'] for r in rows):g}/{len(rows)} | {mean(r['prompt'] for r in rows):.0f} | "
-              f"{mean(r['completion'] for r in rows):.0f} | {sum(r['retried'] for r in rows)} | "
-              f"{sum(r['failed'] for r in rows)} | {mean(r['wall'] for r in rows):.1f} |", flush=True)
+        print(
+            f"| {mode} | {sum(r['score'] for r in rows):g}/{len(rows)} | {mean(r['prompt'] for r in rows):.0f} | "
+            f"{mean(r['completion'] for r in rows):.0f} | {sum(r['retried'] for r in rows)} | "
+            f"{sum(r['failed'] for r in rows)} | {mean(r['wall'] for r in rows):.1f} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

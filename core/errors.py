@@ -26,6 +26,7 @@ class MadspyError(Exception):
 
 # -- the caller's fault: exit 2, HTTP 4xx -------------------------------------------
 
+
 class InputError(MadspyError, ValueError):
     """A question, option, file or request that cannot be run as given (empty, too long, out of range)."""
 
@@ -112,6 +113,7 @@ class ChatRequestError(InputError):
 
 # -- a backend's fault: exit 1, HTTP 5xx --------------------------------------------
 
+
 class BackendError(MadspyError, RuntimeError):
     """A model, data source or store that failed while the request itself was fine."""
 
@@ -137,6 +139,7 @@ class DebateTimeout(BackendError):
     http_status = 504
 
     def __init__(self, timeout_s: float, tid: str):
-        super().__init__(f"the debate took longer than {timeout_s:g}s; it goes on and will be stored as "
-                         f"/v1/transcripts/{tid}")
+        super().__init__(
+            f"the debate took longer than {timeout_s:g}s; it goes on and will be stored as /v1/transcripts/{tid}"
+        )
         self.tid = tid

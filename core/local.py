@@ -61,7 +61,6 @@ _SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _TOO_LONG = re.compile(r"Requested tokens \((\d+)\) exceed context window of (\d+)")
 
 
-
 def prompt_text(messages: Sequence[dict[str, Any]]) -> str:
     r"""A chat prompt as one string, in message order: what contexts are matched on.
 
@@ -77,7 +76,7 @@ def shared_prefix(a: str, b: str) -> int:
     >>> shared_prefix("system: judge", "system: critic"), shared_prefix("", "x")
     (8, 0)
     """
-    return len(os.path.commonprefix([a, b]))
+    return len(os.path.commonprefix([a, b]))  # noqa: RUF071 - characters are what is compared
 
 
 @dataclass
@@ -120,9 +119,16 @@ class _Model:
         if best is not None and shared_prefix(best.text, text) > len(prompt_text(messages[:1])) // 2:
             chosen = best  # this role's context
         elif room:
-            chosen = _Context(llama_cpp.Llama(model_path=str(self.path), n_ctx=n_ctx(), n_threads=n_threads(),
-                                              n_threads_batch=n_threads_batch(), verbose=False,
-                                              logits_all=self.logprobs))
+            chosen = _Context(
+                llama_cpp.Llama(
+                    model_path=str(self.path),
+                    n_ctx=n_ctx(),
+                    n_threads=n_threads(),
+                    n_threads_batch=n_threads_batch(),
+                    verbose=False,
+                    logits_all=self.logprobs,
+                )
+            )
         else:
             chosen = self.contexts[0]  # the least recently used
         if chosen in self.contexts:
@@ -167,7 +173,7 @@ def n_threads_batch() -> int:
 
 
 def max_contexts() -> int:
-    """Warm contexts per model (``MADSPY_LOCAL_CONTEXTS``, default 6: a debate's roles); 1 turns prefix reuse per role off."""
+    """Warm contexts per model (``MADSPY_LOCAL_CONTEXTS``, default 6: a debate's roles); 1 turns reuse per role off."""
     return max(1, int(os.environ.get("MADSPY_LOCAL_CONTEXTS", DEFAULT_CONTEXTS)))
 
 
@@ -279,7 +285,7 @@ def reused_tokens(before: Sequence[int], prompt: Sequence[int]) -> int:
     (3, 2)
     """
     shared = 0
-    for a, b in zip(before, prompt[:-1]):
+    for a, b in zip(before, prompt[:-1], strict=False):
         if a != b:
             break
         shared += 1
@@ -319,8 +325,10 @@ def bounded(schema: Any, max_chars: int = MAX_STRING_CHARS) -> Any:
         return [bounded(s) for s in schema]
     if not isinstance(schema, dict):
         return schema
-    out = {k: _bounded_properties(v) if k == "properties" and isinstance(v, dict) else bounded(v)
-           for k, v in schema.items()}
+    out = {
+        k: _bounded_properties(v) if k == "properties" and isinstance(v, dict) else bounded(v)
+        for k, v in schema.items()
+    }
     if out.get("type") == "array":
         items = out.get("items") or {}
         of_objects = isinstance(items, dict) and ("$ref" in items or items.get("type") == "object")

@@ -71,7 +71,7 @@ def _after_answer_marker(text: str) -> str:
     cut = text.lower().rfind("answer")
     if cut < 0:
         return text
-    rest = text[cut + len("answer"):].lstrip(" :")
+    rest = text[cut + len("answer") :].lstrip(" :")
     return rest[3:] if rest.lower().startswith("is ") else rest
 
 
@@ -164,7 +164,7 @@ def last_boxed(text: str) -> str | None:
     """
     start = text.rfind("\\boxed{")
     end = _closing_brace(text, start + len("\\boxed")) if start >= 0 else None
-    return None if end is None else text[start + len("\\boxed{"):end]
+    return None if end is None else text[start + len("\\boxed{") : end]
 
 
 _UNIT_WRAPPER = re.compile(r"\\(?:text|mbox)\{")
@@ -180,12 +180,12 @@ def _drop_text_units(latex: str) -> str:
         end = _closing_brace(latex, match.end() - 1)
         if end is None:
             return latex
-        rest = latex[end + 1:]
+        rest = latex[end + 1 :]
         if match.start() == 0 and not rest:
-            return latex[match.end():end]
+            return latex[match.end() : end]
         if rest[:1] == "^" and rest[1:2].isdigit():  # a squared or cubed unit
             rest = rest[2:]
-        latex = latex[:match.start()] + rest
+        latex = latex[: match.start()] + rest
     return latex
 
 
@@ -271,7 +271,7 @@ def corpus_translation_scores(
     rows = [[ref] if isinstance(ref, str) else list(ref) for ref in references]
     if len(rows) != len(predictions) or len({len(row) for row in rows}) > 1:
         raise ValueError("need one reference list per prediction, all of the same length")
-    streams = [list(stream) for stream in zip(*rows)]
+    streams = [list(stream) for stream in zip(*rows, strict=True)]
     hypotheses = [prediction or "" for prediction in predictions]
     tokenize = "zh" if target_lang == "zh" else "13a"
     return {

@@ -24,6 +24,7 @@ from typing import Any, Literal, NamedTuple, Protocol
 
 import dspy
 
+from madspy.core.errors import DataUnavailable, TaskError
 from madspy.data import arithmetic
 from madspy.data.scoring import (
     chrf_score,
@@ -37,19 +38,14 @@ from madspy.data.scoring import (
     normalize_translation,
     normalize_yesno,
 )
-from madspy.core.errors import DataUnavailable, TaskError
 from madspy.programs.protocols import TaskKind
 
 AnswerKind = Literal["number", "choice", "yesno", "text", "translation"]
 Row = dict[str, Any]
 
 DATA_DIR_ENV = "MADSPY_DATA_DIR"
-_POINT_AT_DATA = (
-    f"Pass --data-dir (data_dir=) or set {DATA_DIR_ENV} to a folder laid out as "
-    "<data_dir>/<task>/<file>"
-)
+_POINT_AT_DATA = f"Pass --data-dir (data_dir=) or set {DATA_DIR_ENV} to a folder laid out as <data_dir>/<task>/<file>"
 _LETTERS = string.ascii_uppercase
-
 
 
 class LoadReport(NamedTuple):
@@ -256,7 +252,7 @@ def _sample(examples: list[dspy.Example], n: int | None, seed: int) -> list[dspy
 
 def _with_options(question: str, options: Sequence[str]) -> str:
     """The question followed by one "A) option" line per option."""
-    lines = [f"{letter}) {option}" for letter, option in zip(_LETTERS, options)]
+    lines = [f"{letter}) {option}" for letter, option in zip(_LETTERS, options, strict=False)]
     return question.strip() + "\n\n" + "\n".join(lines)
 
 
@@ -356,8 +352,7 @@ def _wmt22_fields(row: Row, pair: str) -> Row:
         source, references = row[pair][source_lang], [row[pair][target_lang]]
     return {
         "id": row.get("id"),
-        "question": f"Translate this {_LANGUAGES[source_lang]} text into {_LANGUAGES[target_lang]}:"
-        f"\n\n{source}",
+        "question": f"Translate this {_LANGUAGES[source_lang]} text into {_LANGUAGES[target_lang]}:\n\n{source}",
         "answer": references[0] if references else None,
         "references": references,
     }
@@ -368,8 +363,11 @@ ARITHMETIC_POOL = 1000  # fixed questions "arithmetic-0".."arithmetic-999"; `n`/
 
 def _arithmetic_rows() -> list[Row]:
     return [
-        {"id": f"arithmetic-{index}", "question": f"What is the result of {expression.text}?",
-         "answer": str(expression.value)}
+        {
+            "id": f"arithmetic-{index}",
+            "question": f"What is the result of {expression.text}?",
+            "answer": str(expression.value),
+        }
         for index, expression in enumerate(arithmetic.generate(ARITHMETIC_POOL, seed=0))
     ]
 
@@ -405,8 +403,7 @@ def _task(
         "scorer": chrf_score if kind == "translation" else exact_score,
         "task_kind": "open_ended" if kind == "translation" else "reasoning",
     }
-    return Task(name, kind, source=source, default_split=default_split, to_fields=to_fields,
-                **(defaults | overrides))
+    return Task(name, kind, source=source, default_split=default_split, to_fields=to_fields, **(defaults | overrides))
 
 
 def _gsm8k() -> Task:
@@ -438,8 +435,15 @@ def _boolq() -> Task:
 
 def _math500() -> Task:
     source = Files({"test": "math500/test.jsonl"}, "HuggingFaceH4/MATH-500")
-    return _task("math500", "text", source, "test", _math500_fields, normalizer=normalize_latex,
-                 instructions=r"Give only the final answer, in LaTeX, e.g. \frac{1}{2}.")
+    return _task(
+        "math500",
+        "text",
+        source,
+        "test",
+        _math500_fields,
+        normalizer=normalize_latex,
+        instructions=r"Give only the final answer, in LaTeX, e.g. \frac{1}{2}.",
+    )
 
 
 MMLU_SUBJECTS = tuple(
@@ -483,12 +487,23 @@ _BBH_TEXT = {
     "word_sorting": ("Answer with the sorted words separated by spaces.", normalize_text),
 }
 _BBH_CHOICE = {
-    "date_understanding", "disambiguation_qa", "geometric_shapes", "hyperbaton",
-    "logical_deduction_five_objects", "logical_deduction_seven_objects",
-    "logical_deduction_three_objects", "movie_recommendation", "penguins_in_a_table",
-    "reasoning_about_colored_objects", "ruin_names", "salient_translation_error_detection",
-    "snarks", "temporal_sequences", "tracking_shuffled_objects_five_objects",
-    "tracking_shuffled_objects_seven_objects", "tracking_shuffled_objects_three_objects",
+    "date_understanding",
+    "disambiguation_qa",
+    "geometric_shapes",
+    "hyperbaton",
+    "logical_deduction_five_objects",
+    "logical_deduction_seven_objects",
+    "logical_deduction_three_objects",
+    "movie_recommendation",
+    "penguins_in_a_table",
+    "reasoning_about_colored_objects",
+    "ruin_names",
+    "salient_translation_error_detection",
+    "snarks",
+    "temporal_sequences",
+    "tracking_shuffled_objects_five_objects",
+    "tracking_shuffled_objects_seven_objects",
+    "tracking_shuffled_objects_three_objects",
 }
 BBH_SUBTASKS = tuple(sorted(_BBH_NUMBER | set(_BBH_YESNO) | set(_BBH_TEXT) | _BBH_CHOICE))
 
@@ -505,10 +520,10 @@ def _bbh(subtask: str | None = None) -> Task:
         return _task(name, "yesno", source, "test", _bbh_fields, instructions=_BBH_YESNO[subtask])
     if subtask in _BBH_TEXT:
         instructions, normalizer = _BBH_TEXT[subtask]
-        return _task(name, "text", source, "test", _bbh_fields, instructions=instructions,
-                     normalizer=normalizer)
-    return _task(name, "choice", source, "test", _bbh_fields,
-                 instructions="Answer with the letter of one option, like (A).")
+        return _task(name, "text", source, "test", _bbh_fields, instructions=instructions, normalizer=normalizer)
+    return _task(
+        name, "choice", source, "test", _bbh_fields, instructions="Answer with the letter of one option, like (A)."
+    )
 
 
 def _truthfulqa() -> Task:
@@ -518,8 +533,13 @@ def _truthfulqa() -> Task:
 
 def _fever() -> Task:
     # Local: BIG-bench's fever task.json (true/false); Hub: FEVER v1.0 claims (SUPPORTS/REFUTES).
-    source = Files({"validation": "fever/task.json"}, "pminervini/hl-fever", "v1.0",
-                   hub_splits={"validation": "dev"}, json_field="examples")
+    source = Files(
+        {"validation": "fever/task.json"},
+        "pminervini/hl-fever",
+        "v1.0",
+        hub_splits={"validation": "dev"},
+        json_field="examples",
+    )
     return _task("fever", "choice", source, "validation", _fever_fields, task_kind="knowledge")
 
 
@@ -532,9 +552,14 @@ def _wmt22(pair: str = "de-en") -> Task:
         raise TaskError(f"wmt22: unknown pair {pair!r}; pairs: {', '.join(WMT22_PAIRS)}")
     source = Files({"test": f"wmt22/{pair}.jsonl"}, "haoranxu/WMT22-Test", pair)
     target = _LANGUAGES[pair.split("-")[1]]
-    return _task(f"wmt22:{pair}", "translation", source, "test",
-                 functools.partial(_wmt22_fields, pair=pair),
-                 instructions=f"Answer with the {target} translation only.")
+    return _task(
+        f"wmt22:{pair}",
+        "translation",
+        source,
+        "test",
+        functools.partial(_wmt22_fields, pair=pair),
+        instructions=f"Answer with the {target} translation only.",
+    )
 
 
 def _arithmetic() -> Task:
@@ -581,7 +606,5 @@ def get_task(name: str, **options: str | None) -> Task:
     accepted = inspect.signature(builder).parameters
     unknown = sorted(set(given) - set(accepted))
     if unknown:
-        raise TaskError(
-            f"{name}: unknown option(s) {', '.join(unknown)}; it accepts: {', '.join(accepted) or 'none'}"
-        )
+        raise TaskError(f"{name}: unknown option(s) {', '.join(unknown)}; it accepts: {', '.join(accepted) or 'none'}")
     return builder(**given)

@@ -27,8 +27,9 @@ def handwritten_twin(program: str | Path, path: Path) -> Path:
     """Save ``program``'s hand-written twin to ``path``: its config, the roles' own instructions, no demos."""
     compiled = load_program(program)
     kept = {key: compiled.manifest[key] for key in ("task", "model") if key in compiled.manifest}
-    save_program(Debate(compiled.config), path,
-                 manifest={**kept, "optimizer": {"name": HANDWRITTEN}, "twin_of": str(program)})
+    save_program(
+        Debate(compiled.config), path, manifest={**kept, "optimizer": {"name": HANDWRITTEN}, "twin_of": str(program)}
+    )
     return path
 
 
@@ -59,8 +60,20 @@ class ABResult:
         return self.comparison.verdict
 
 
-def ab(a: str, b: str, task: str, model: str, *, out: str | Path, n: int = 100, data_dir: str | Path | None = None,
-       seed: int = 0, concurrency: int | None = None, progress: bool = False, **evaluate_options: Any) -> ABResult:
+def ab(
+    a: str,
+    b: str,
+    task: str,
+    model: str,
+    *,
+    out: str | Path,
+    n: int = 100,
+    data_dir: str | Path | None = None,
+    seed: int = 0,
+    concurrency: int | None = None,
+    progress: bool = False,
+    **evaluate_options: Any,
+) -> ABResult:
     """Run programs ``a`` and ``b`` (paths, presets or ``handwritten``) on the same ``n`` questions of ``task``.
 
     ``handwritten`` opposite a saved program is its hand-written twin (see ``program_spec``).
@@ -70,8 +83,18 @@ def ab(a: str, b: str, task: str, model: str, *, out: str | Path, n: int = 100, 
     specs: Sequence[str] = [program_spec(a, b, out), program_spec(b, a, out)]
     if specs[0] == specs[1]:
         raise EvalError(f"--a and --b are the same program ({specs[0]})")
-    ev = evaluate(task, model, specs, out=out, n=n, data_dir=data_dir, seed=seed, concurrency=concurrency,
-                  progress=progress, **evaluate_options)
+    ev = evaluate(
+        task,
+        model,
+        specs,
+        out=out,
+        n=n,
+        data_dir=data_dir,
+        seed=seed,
+        concurrency=concurrency,
+        progress=progress,
+        **evaluate_options,
+    )
     rows = [r for r in ev.rows if r.program in specs]
     comparison = compare(rows, *specs)
     report = write_eval_report(out, specs, comparison, title=f"A/B on {task} with {model}: {specs[0]} vs {specs[1]}")

@@ -31,7 +31,7 @@ import re
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,16 +41,16 @@ import dspy
 import pandas as pd
 from pydantic import ValidationError
 
-from madspy.data import Task, get_task
 from madspy.core.errors import ConfigError, EvalError, InputError
 from madspy.core.models import one_call_at_a_time
+from madspy.data import Task, get_task
 from madspy.optimizers import metrics
 from madspy.optimizers.traces import ProposalTrace, debate_trace
 from madspy.programs.artifact import content_digest, load_program
 from madspy.programs.credit import CreditLedger
 from madspy.programs.debate import Debate
 from madspy.programs.presets import PRESETS, is_preset, preset
-from madspy.programs.transcript import Status, Usage
+from madspy.programs.transcript import Status
 from madspy.rows import EvalRow
 
 CORRECT_AT = 0.5
@@ -59,8 +59,8 @@ DEFAULT_CONCURRENCY = 8
 ROWS_FILE, SETTINGS_FILE = "rows.jsonl", "settings.json"
 
 
-
 # -- programs ------------------------------------------------------------------
+
 
 def is_program_file(spec: str) -> bool:
     """Whether a program spec names a saved program (a path) rather than a preset.
@@ -71,8 +71,9 @@ def is_program_file(spec: str) -> bool:
     return spec.endswith(".json") or "/" in spec or Path(spec).is_file()
 
 
-def build_program(spec: str, task: Task, model: str, *, max_tokens: int | None = None,
-                  cache: bool = True, api_base: str | None = None) -> Debate:
+def build_program(
+    spec: str, task: Task, model: str, *, max_tokens: int | None = None, cache: bool = True, api_base: str | None = None
+) -> Debate:
     """A ``Debate`` for a preset name (cot, sc, sc:K, du-mad, debate) or a saved program path.
 
     Votes are counted on ``task.normalize``d answers. A preset whose protocol is ``auto``
@@ -91,8 +92,9 @@ def build_program(spec: str, task: Task, model: str, *, max_tokens: int | None =
         debate.normalize = task.normalize
         return debate
     if not is_preset(spec):
-        raise EvalError(f"unknown program {spec!r}: not a preset ({', '.join(PRESETS)}, sc:K) "
-                        "and not a program file (*.json)")
+        raise EvalError(
+            f"unknown program {spec!r}: not a preset ({', '.join(PRESETS)}, sc:K) and not a program file (*.json)"
+        )
     config = preset(spec, **changes)  # a value out of range raises ConfigError naming its field
     return Debate(config.for_task_kind(task.task_kind), normalize=task.normalize)
 
@@ -103,9 +105,9 @@ def matched_k(rows: Iterable[EvalRow], sc: str = "sc", debate: str = "debate") -
     K = round(debate mean tokens / sc tokens per sample), clamped to 1..16; None
     without rows of both programs.
 
-    >>> rows = [EvalRow(program=p, id="q", gold="1", status="converged", usage=Usage(prompt_tokens=prompt,
-    ...         completion_tokens=completion, calls=calls)) for p, prompt, completion, calls in
-    ...         (("sc", 400, 100, 5), ("debate", 900, 300, 9))]
+    >>> usage = {"sc": {"prompt_tokens": 400, "completion_tokens": 100, "calls": 5},
+    ...          "debate": {"prompt_tokens": 900, "completion_tokens": 300, "calls": 9}}
+    >>> rows = [EvalRow(program=p, id="q", gold="1", status="converged", usage=u) for p, u in usage.items()]
     >>> matched_k(rows)
     12
     """
@@ -121,6 +123,7 @@ def matched_k(rows: Iterable[EvalRow], sc: str = "sc", debate: str = "debate") -
 
 
 # -- rows ----------------------------------------------------------------------
+
 
 def _safe(name: str) -> str:
     return re.sub(r"[^\w.-]+", "_", name)
@@ -146,10 +149,21 @@ def _run_one(name: str, debate: Debate, example: dspy.Example, task: Task, out: 
     (out / transcript_path).parent.mkdir(parents=True, exist_ok=True)
     result.transcript.save(out / transcript_path)
     trace = debate_trace(result.transcript, is_correct, task.normalize)
-    return EvalRow(**asked, answer=result.answer, score=score, correct=score >= CORRECT_AT,
-                   confidence=min(1.0, max(0.0, float(result.confidence or 0.0))), status=result.status,
-                   stop_reason=result.stop_reason, usage=result.transcript.usage, wall_s=wall_s,
-                   proposals=trace.proposals, critic=trace.critic, flips=trace.flips, transcript=str(transcript_path))
+    return EvalRow(
+        **asked,
+        answer=result.answer,
+        score=score,
+        correct=score >= CORRECT_AT,
+        confidence=min(1.0, max(0.0, float(result.confidence or 0.0))),
+        status=result.status,
+        stop_reason=result.stop_reason,
+        usage=result.transcript.usage,
+        wall_s=wall_s,
+        proposals=trace.proposals,
+        critic=trace.critic,
+        flips=trace.flips,
+        transcript=str(transcript_path),
+    )
 
 
 def load_rows(path: str | Path) -> list[EvalRow]:
@@ -205,7 +219,9 @@ def _write_settings(out: Path, settings: dict[str, Any]) -> None:
 def _check_settings(out: Path, settings: dict[str, Any]) -> None:
     saved = read_settings(out)
     if saved:
-        differing = sorted(k for k in (settings.keys() | saved.keys()) - {"programs"} if settings.get(k) != saved.get(k))
+        differing = sorted(
+            k for k in (settings.keys() | saved.keys()) - {"programs"} if settings.get(k) != saved.get(k)
+        )
         if differing:
             detail = ", ".join(f"{k}: {saved.get(k)!r} there vs {settings.get(k)!r} now" for k in differing)
             raise EvalError(f"{out} holds an eval with other settings ({detail}); use another --out folder")
@@ -225,13 +241,16 @@ def _check_programs(out: Path, debates: Mapping[str, Debate]) -> None:
     held = {r.program for r in load_rows(rows)} if rows.is_file() else set()
     changed = sorted(name for name in now.keys() & known.keys() & held if now[name] != known[name])
     if changed:
-        raise EvalError(f"{out} holds rows of {', '.join(map(repr, changed))} made by a different program (its "
-                        "prompts, demos or settings have changed since); use another --out folder, or delete "
-                        f"those rows from {ROWS_FILE} to rerun them")
+        raise EvalError(
+            f"{out} holds rows of {', '.join(map(repr, changed))} made by a different program (its "
+            "prompts, demos or settings have changed since); use another --out folder, or delete "
+            f"those rows from {ROWS_FILE} to rerun them"
+        )
     _write_settings(out, settings | {"programs": known | now})
 
 
 # -- running -------------------------------------------------------------------
+
 
 @dataclass
 class Evaluation:
@@ -246,8 +265,9 @@ class Evaluation:
     cost: pd.DataFrame  # per program, role and round: mean calls, tokens and latency per question
 
 
-def _run_all(programs: dict[str, Debate], examples: list[dspy.Example], task: Task, out: Path,
-             concurrency: int, progress: bool) -> None:
+def _run_all(
+    programs: dict[str, Debate], examples: list[dspy.Example], task: Task, out: Path, concurrency: int, progress: bool
+) -> None:
     from rich.console import Console
     from rich.progress import Progress
 
@@ -257,8 +277,11 @@ def _run_all(programs: dict[str, Debate], examples: list[dspy.Example], task: Ta
         with open(file, "a", encoding="utf-8") as torn:  # end a line torn by a crash, so new rows stay whole
             torn.write("\n")
     lock = threading.Lock()
-    with Progress(console=Console(stderr=True), disable=not progress) as bars, \
-            open(file, "a", encoding="utf-8") as rows_file:
+    with (
+        Progress(console=Console(stderr=True), disable=not progress) as bars,
+        open(file, "a", encoding="utf-8") as rows_file,
+    ):
+
         def work(name: str, bar: Any, example: dspy.Example) -> None:
             row = _run_one(name, programs[name], example, task, out)
             with lock:
@@ -266,13 +289,16 @@ def _run_all(programs: dict[str, Debate], examples: list[dspy.Example], task: Ta
                 rows_file.flush()
                 bars.advance(bar)
 
-        bar_of = {name: bars.add_task(name, total=len(examples),
-                                      completed=sum((name, e.id) in done for e in examples)) for name in programs}
+        bar_of = {
+            name: bars.add_task(name, total=len(examples), completed=sum((name, e.id) in done for e in examples))
+            for name in programs
+        }
         pool = ThreadPoolExecutor(max_workers=concurrency)
         # Question-major: every program finishes question i before question i+1 starts, so a
         # run stopped part-way leaves all programs on the same questions (a paired table).
-        futures = [pool.submit(work, name, bar_of[name], e)
-                   for e in examples for name in programs if (name, e.id) not in done]
+        futures = [
+            pool.submit(work, name, bar_of[name], e) for e in examples for name in programs if (name, e.id) not in done
+        ]
         try:
             finished, _ = wait(futures, return_when=FIRST_EXCEPTION)
             for future in finished:
@@ -281,10 +307,23 @@ def _run_all(programs: dict[str, Debate], examples: list[dspy.Example], task: Ta
             pool.shutdown(wait=True, cancel_futures=True)  # rows in flight still get written
 
 
-def evaluate(task: str | Task, model: str, programs: Sequence[str], *, out: str | Path, n: int | None = 100,
-             seed: int = 0, split: str | None = None, data_dir: str | Path | None = None,
-             concurrency: int | None = None, max_tokens: int | None = None, cache: bool = True, progress: bool = True,
-             sc_matched_k: int | None = None, api_base: str | None = None) -> Evaluation:
+def evaluate(
+    task: str | Task,
+    model: str,
+    programs: Sequence[str],
+    *,
+    out: str | Path,
+    n: int | None = 100,
+    seed: int = 0,
+    split: str | None = None,
+    data_dir: str | Path | None = None,
+    concurrency: int | None = None,
+    max_tokens: int | None = None,
+    cache: bool = True,
+    progress: bool = True,
+    sc_matched_k: int | None = None,
+    api_base: str | None = None,
+) -> Evaluation:
     """Run ``programs`` on ``n`` questions of ``task`` and summarize; resumable in ``out``.
 
     When both ``sc`` and ``debate`` are evaluated, ``sc-matched:K`` (self-consistency
@@ -307,14 +346,24 @@ def evaluate(task: str | Task, model: str, programs: Sequence[str], *, out: str 
     if sc_matched_k is not None and not 1 <= sc_matched_k <= MAX_MATCHED_K:
         raise EvalError(f"--sc-matched-k must be 1..{MAX_MATCHED_K}, got {sc_matched_k}")
     names = list(dict.fromkeys(programs))
-    debates = {name: build_program(name, task, model, max_tokens=max_tokens, cache=cache, api_base=api_base)
-               for name in names}
+    debates = {
+        name: build_program(name, task, model, max_tokens=max_tokens, cache=cache, api_base=api_base) for name in names
+    }
     report = task.load_with_report(split, data_dir=data_dir, n=n, seed=seed)
     if not report.examples:
         raise EvalError(f"{task.name}: no usable questions ({report.skipped} rows had an unparsable answer)")
     out = Path(out)
-    _check_settings(out, {"task": task.name, "split": split or task.default_split, "n": n, "seed": seed,
-                          "model": model, "max_tokens": max_tokens})
+    _check_settings(
+        out,
+        {
+            "task": task.name,
+            "split": split or task.default_split,
+            "n": n,
+            "seed": seed,
+            "model": model,
+            "max_tokens": max_tokens,
+        },
+    )
     wants_matched = sc_matched_k is not None or {"sc", "debate"} <= set(names)
     k = _fixed_matched_k(out, sc_matched_k) if wants_matched else None
 
@@ -322,8 +371,9 @@ def evaluate(task: str | Task, model: str, programs: Sequence[str], *, out: str 
 
     def matched_program(k: int) -> dict[str, Debate]:
         names.append(f"sc-matched:{k}")
-        program = {names[-1]: build_program(f"sc:{k}", task, model, max_tokens=max_tokens, cache=cache,
-                                                api_base=api_base)}
+        program = {
+            names[-1]: build_program(f"sc:{k}", task, model, max_tokens=max_tokens, cache=cache, api_base=api_base)
+        }
         _check_programs(out, program)
         return program
 
@@ -333,8 +383,15 @@ def evaluate(task: str | Task, model: str, programs: Sequence[str], *, out: str 
         if k is not None:
             _run_all(matched_program(k), report.examples, task, out, concurrency, progress)
     rows = load_rows(out)
-    return Evaluation(out, rows, summarize(rows, order=names), report.skipped, report.source, k,
-                      cost_breakdown(rows, out, order=names))
+    return Evaluation(
+        out,
+        rows,
+        summarize(rows, order=names),
+        report.skipped,
+        report.source,
+        k,
+        cost_breakdown(rows, out, order=names),
+    )
 
 
 def questions_in_flight(model: str, asked: int | None = None) -> int:
@@ -351,14 +408,18 @@ def questions_in_flight(model: str, asked: int | None = None) -> int:
 def _fixed_matched_k(out: Path, asked: int | None) -> int | None:
     """The K of the matched run: ``asked``, else the one ``out`` already holds rows of."""
     file = out / ROWS_FILE
-    held = {int(r.program.split(":")[1]) for r in (load_rows(file) if file.is_file() else [])
-            if r.program.startswith("sc-matched:")}
+    held = {
+        int(r.program.split(":")[1])
+        for r in (load_rows(file) if file.is_file() else [])
+        if r.program.startswith("sc-matched:")
+    }
     if asked is not None and held - {asked}:
         raise EvalError(f"{out} holds sc-matched:{min(held - {asked})} rows; use that K or another --out folder")
     return asked if asked is not None else min(held, default=None)
 
 
 # -- summary -------------------------------------------------------------------
+
 
 def _rate(value: float | None) -> float:
     return float("nan") if value is None else value
@@ -423,31 +484,33 @@ def summarize(rows: Sequence[EvalRow], order: Sequence[str] = ()) -> pd.DataFram
         none = metrics.FlipCounts(0, 0, 0)
         stratum = metrics.by_stratum({r.id: r.score for r in mine if r.id in strata}, strata)
         first_votes = [v for r in mine if (v := first_vote_right(r.proposals)) is not None]
-        lines.append({
-            "program": name,
-            "n": len(mine),
-            "accuracy": acc.mean,
-            "ci_low": acc.low,
-            "ci_high": acc.high,
-            "acc_first_vote": sum(first_votes) / len(first_votes) if first_votes else float("nan"),
-            "confidence": sum(confidence) / len(mine),
-            "brier": metrics.brier(confidence, correct),
-            "ece": metrics.ece(confidence, correct),
-            "critic_hit_rate": _rate(critic.hit_rate),
-            "critic_false_alarm": _rate(critic.false_alarm_rate),
-            "tokens": sum(r.tokens for r in mine) / len(mine),
-            "prompt_tokens": sum(r.usage.prompt_tokens for r in mine) / len(mine),
-            "completion_tokens": sum(r.usage.completion_tokens for r in mine) / len(mine),
-            "cached_prompt_tokens": sum(r.usage.cached_prompt_tokens for r in mine) / len(mine),
-            "calls": sum(r.usage.calls for r in mine) / len(mine),
-            "wall_s": sum(r.wall_s for r in mine) / len(mine),
-            "flips_evidence": flips.get("evidence", none).flips,
-            "flips_conformity": flips.get("conformity", none).flips,
-            "right_to_wrong": flips["all"].right_to_wrong,
-            "wrong_to_right": flips["all"].wrong_to_right,
-            **{f"acc_{s}": _rate(stratum[s].mean) for s in metrics.STRATA},
-            "statuses": " ".join(f"{s}:{c}" for s, c in sorted(Counter(str(r.status) for r in mine).items())),
-        })
+        lines.append(
+            {
+                "program": name,
+                "n": len(mine),
+                "accuracy": acc.mean,
+                "ci_low": acc.low,
+                "ci_high": acc.high,
+                "acc_first_vote": sum(first_votes) / len(first_votes) if first_votes else float("nan"),
+                "confidence": sum(confidence) / len(mine),
+                "brier": metrics.brier(confidence, correct),
+                "ece": metrics.ece(confidence, correct),
+                "critic_hit_rate": _rate(critic.hit_rate),
+                "critic_false_alarm": _rate(critic.false_alarm_rate),
+                "tokens": sum(r.tokens for r in mine) / len(mine),
+                "prompt_tokens": sum(r.usage.prompt_tokens for r in mine) / len(mine),
+                "completion_tokens": sum(r.usage.completion_tokens for r in mine) / len(mine),
+                "cached_prompt_tokens": sum(r.usage.cached_prompt_tokens for r in mine) / len(mine),
+                "calls": sum(r.usage.calls for r in mine) / len(mine),
+                "wall_s": sum(r.wall_s for r in mine) / len(mine),
+                "flips_evidence": flips.get("evidence", none).flips,
+                "flips_conformity": flips.get("conformity", none).flips,
+                "right_to_wrong": flips["all"].right_to_wrong,
+                "wrong_to_right": flips["all"].wrong_to_right,
+                **{f"acc_{s}": _rate(stratum[s].mean) for s in metrics.STRATA},
+                "statuses": " ".join(f"{s}:{c}" for s, c in sorted(Counter(str(r.status) for r in mine).items())),
+            }
+        )
     return pd.DataFrame(lines).set_index("program") if lines else pd.DataFrame()
 
 
@@ -467,13 +530,18 @@ def cost_breakdown(rows: Sequence[EvalRow], out: str | Path, order: Sequence[str
     lines = []
     for name in _programs(rows, order):
         mine = [r for r in rows if r.program == name]
-        transcripts = [json.loads((out / r.transcript).read_text(encoding="utf-8"))
-                       for r in mine if r.transcript and (out / r.transcript).is_file()]
+        transcripts = [
+            json.loads((out / r.transcript).read_text(encoding="utf-8"))
+            for r in mine
+            if r.transcript and (out / r.transcript).is_file()
+        ]
         cost = metrics.cost_summary(transcripts)
         for by, parts in (("role", cost.by_role), ("round", cost.by_round)):
-            lines += [{"program": name, "by": by, "part": str(part)}
-                      | {field: getattr(usage, field) / len(mine) for field in fields}
-                      for part, usage in parts.items()]
+            lines += [
+                {"program": name, "by": by, "part": str(part)}
+                | {field: getattr(usage, field) / len(mine) for field in fields}
+                for part, usage in parts.items()
+            ]
     return pd.DataFrame(lines).set_index(["program", "by", "part"]) if lines else pd.DataFrame()
 
 
@@ -504,6 +572,7 @@ def write_tables(out: str | Path, **tables: pd.DataFrame) -> list[Path]:
 
 # -- paired comparison ---------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Comparison:
     """Paired comparison of programs ``a`` and ``b`` on the questions both answered."""
@@ -525,10 +594,14 @@ class Comparison:
         d, p = self.difference.mean_difference, self.mcnemar.p_value
         if p < 0.05 and d != 0:
             better, worse = (self.a, self.b) if d > 0 else (self.b, self.a)
-            return (f"{better} beats {worse} by {abs(d):.1%} on {self.n} paired questions "
-                    f"(McNemar p={p:.3g}, 95% CI of a-b [{self.difference.low:+.3f}, {self.difference.high:+.3f}])")
-        return (f"no significant difference between {self.a} and {self.b} on {self.n} paired questions "
-                f"(difference {d:+.1%}, McNemar p={p:.3g})")
+            return (
+                f"{better} beats {worse} by {abs(d):.1%} on {self.n} paired questions "
+                f"(McNemar p={p:.3g}, 95% CI of a-b [{self.difference.low:+.3f}, {self.difference.high:+.3f}])"
+            )
+        return (
+            f"no significant difference between {self.a} and {self.b} on {self.n} paired questions "
+            f"(difference {d:+.1%}, McNemar p={p:.3g})"
+        )
 
 
 def compare(rows: Sequence[EvalRow], a: str, b: str, *, n_resamples: int = 10000, seed: int = 0) -> Comparison:
@@ -555,11 +628,14 @@ def compare(rows: Sequence[EvalRow], a: str, b: str, *, n_resamples: int = 10000
         return sum(values) / len(values)
 
     return Comparison(
-        a, b, len(ids),
+        a,
+        b,
+        len(ids),
         accuracy_a=mean(r.score for r in ra),
         accuracy_b=mean(r.score for r in rb),
-        difference=metrics.paired_bootstrap([r.score for r in ra], [r.score for r in rb],
-                                            n_resamples=n_resamples, seed=seed),
+        difference=metrics.paired_bootstrap(
+            [r.score for r in ra], [r.score for r in rb], n_resamples=n_resamples, seed=seed
+        ),
         mcnemar=metrics.mcnemar([r.correct for r in ra], [r.correct for r in rb]),
         tokens_a=mean(r.tokens for r in ra),
         tokens_b=mean(r.tokens for r in rb),
@@ -568,6 +644,18 @@ def compare(rows: Sequence[EvalRow], a: str, b: str, *, n_resamples: int = 10000
     )
 
 
-__all__ = ["Comparison", "EvalRow", "Evaluation", "build_program", "compare",
-           "cost_breakdown", "evaluate", "load_rows", "matched_k", "paired_rows", "single_agent_accuracy",
-           "summarize", "write_tables"]
+__all__ = [
+    "Comparison",
+    "EvalRow",
+    "Evaluation",
+    "build_program",
+    "compare",
+    "cost_breakdown",
+    "evaluate",
+    "load_rows",
+    "matched_k",
+    "paired_rows",
+    "single_agent_accuracy",
+    "summarize",
+    "write_tables",
+]

@@ -21,7 +21,6 @@ from madspy.data import Task, get_task
 from madspy.evaluation import CORRECT_AT, SETTINGS_FILE, EvalError, load_rows
 from madspy.programs.transcript import Call, Transcript
 
-
 OPTION_OF = {"mmlu": "subject", "bbh": "subtask", "wmt22": "pair"}  # how Task.name spells its option
 
 
@@ -51,20 +50,34 @@ def transcript_pairs(t: Transcript, is_correct: Callable[[str], bool]) -> list[d
                 continue
             before = latest.get(call.agent)
             latest[call.agent] = call
-            if before is None or is_correct(str(before.output.get("answer") or "")) \
-                    or not is_correct(str(call.output.get("answer") or "")):
+            if (
+                before is None
+                or is_correct(str(before.output.get("answer") or ""))
+                or not is_correct(str(call.output.get("answer") or ""))
+            ):
                 continue
-            critiques = [c.output for r in t.rounds for c in r.calls
-                         if c.role == "critic" and c.agent == call.agent and c.round == before.round and c.output]
+            critiques = [
+                c.output
+                for r in t.rounds
+                for c in r.calls
+                if c.role == "critic" and c.agent == call.agent and c.round == before.round and c.output
+            ]
             agent_model = (t.config.get("agents") or [{}] * (call.agent + 1))[call.agent].get("model")
-            pairs.append({
-                "prompt": t.question,
-                "chosen": completion(call.output),
-                "rejected": completion(before.output),
-                "meta": {"agent": call.agent, "rejected_round": before.round, "chosen_round": call.round,
-                         "evidence_ref": call.output.get("evidence_ref"), "critiques": critiques,
-                         "model": agent_model or t.config.get("model")},
-            })
+            pairs.append(
+                {
+                    "prompt": t.question,
+                    "chosen": completion(call.output),
+                    "rejected": completion(before.output),
+                    "meta": {
+                        "agent": call.agent,
+                        "rejected_round": before.round,
+                        "chosen_round": call.round,
+                        "evidence_ref": call.output.get("evidence_ref"),
+                        "critiques": critiques,
+                        "model": agent_model or t.config.get("model"),
+                    },
+                }
+            )
     return pairs
 
 

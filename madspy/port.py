@@ -59,9 +59,20 @@ def port_changes(config: DebateConfig, to: str, all_roles: bool = False) -> dict
     return changes
 
 
-def port(program: str | Path, to: str, task: str, *, out: str | Path, n: int = 100, all_roles: bool = False,
-         recompile: bool = False, data_dir: str | Path | None = None, seed: int = 0, concurrency: int | None = None,
-         progress: bool = False) -> PortResult:
+def port(
+    program: str | Path,
+    to: str,
+    task: str,
+    *,
+    out: str | Path,
+    n: int = 100,
+    all_roles: bool = False,
+    recompile: bool = False,
+    data_dir: str | Path | None = None,
+    seed: int = 0,
+    concurrency: int | None = None,
+    progress: bool = False,
+) -> PortResult:
     """Evaluate ``program`` on its own model and, ported, on ``to``; writes ``<out>/ported.json``."""
     out, program = Path(out), Path(program)
     base = load_program(program)
@@ -75,7 +86,9 @@ def port(program: str | Path, to: str, task: str, *, out: str | Path, n: int = 1
     before = evaluate(task, source, [str(program)], out=out / "source", **options)
     after = evaluate(task, to, [str(out / "ported.json")], out=out / "target", **options)
     a, b = f"target {to}", f"source {source}"
-    rows = [r.model_copy(update={"program": a}) for r in after.rows] + [r.model_copy(update={"program": b}) for r in before.rows]
+    rows = [r.model_copy(update={"program": a}) for r in after.rows] + [
+        r.model_copy(update={"program": b}) for r in before.rows
+    ]
     recompiled = None
     if recompile:
         path, train_ids = _recompile(base.manifest, ported.config, task, to, out, data_dir, seed + 1)
@@ -88,15 +101,31 @@ def port(program: str | Path, to: str, task: str, *, out: str | Path, n: int = 1
     return PortResult(source, to, compare(rows, a, b), summarize(rows, order=order), out / "ported.json", recompiled)
 
 
-def _recompile(manifest: dict[str, Any], config: DebateConfig, task: str, to: str, out: Path,
-               data_dir: str | Path | None, seed: int) -> tuple[Path, set[str]]:
+def _recompile(
+    manifest: dict[str, Any],
+    config: DebateConfig,
+    task: str,
+    to: str,
+    out: Path,
+    data_dir: str | Path | None,
+    seed: int,
+) -> tuple[Path, set[str]]:
     """Compile ``config`` for ``to`` as the source program was compiled; returns its path and train ids."""
     from madspy.optimizers.compile import compile_program
 
     optimizer = manifest.get("optimizer") or {}
     name = optimizer.get("name") if optimizer.get("name") not in (None, "handwritten") else "bootstrap"
     data = manifest.get("data") or {}
-    result = compile_program(task, to, name, train=data.get("train", 8), dev=data.get("dev", 8), seed=seed,
-                             config=config, data_dir=data_dir, settings=optimizer.get("settings"),
-                             out=out / "recompiled.json")
+    result = compile_program(
+        task,
+        to,
+        name,
+        train=data.get("train", 8),
+        dev=data.get("dev", 8),
+        seed=seed,
+        config=config,
+        data_dir=data_dir,
+        settings=optimizer.get("settings"),
+        out=out / "recompiled.json",
+    )
     return out / "recompiled.json", set(result.manifest["data"]["train_ids"])

@@ -38,8 +38,13 @@ def vote_history(transcript: Transcript, normalize: Callable[[str | None], str |
         for call in rnd.calls:
             if call.role.answers and call.ok and call.agent is not None and call.output:
                 confidence[call.agent] = float(call.output.get("confidence") or 0.0)
-        history.append([Vote(int(a), answer, normalize(answer) or answer.strip().casefold(), confidence.get(int(a), 0.0))
-                        for a, answer in rnd.votes.items() if answer])
+        history.append(
+            [
+                Vote(int(a), answer, normalize(answer) or answer.strip().casefold(), confidence.get(int(a), 0.0))
+                for a, answer in rnd.votes.items()
+                if answer
+            ]
+        )
     return history
 
 
@@ -85,9 +90,15 @@ def redecide(folder: str | Path, program: str = "debate", paired: bool = False) 
             kept[name].append((score, decision.confidence if decision else 0.0, voting_cost))
     lines = {}
     for name, values in kept.items():
-        scores, confidences, tokens = zip(*values)
+        scores, confidences, tokens = zip(*values, strict=True)
         acc = accuracy(scores)
-        lines[name] = {"n": acc.n, "accuracy": acc.mean, "ci_low": acc.low, "ci_high": acc.high,
-                       "confidence": sum(confidences) / acc.n, "brier": brier(confidences, [s == 1.0 for s in scores]),
-                       "tokens": sum(tokens) / acc.n}
+        lines[name] = {
+            "n": acc.n,
+            "accuracy": acc.mean,
+            "ci_low": acc.low,
+            "ci_high": acc.high,
+            "confidence": sum(confidences) / acc.n,
+            "brier": brier(confidences, [s == 1.0 for s in scores]),
+            "tokens": sum(tokens) / acc.n,
+        }
     return pd.DataFrame.from_dict(lines, orient="index")

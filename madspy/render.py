@@ -25,8 +25,10 @@ def call_summary(call: Call) -> str:
         return f"[red]failed[/red] {escape(call.error[:160])}"
     out: dict[str, Any] = call.output or {}
     if "final_answer" in out:
-        return (f"[bold]{escape(str(out['final_answer']))}[/bold] ({out.get('confidence', 0):.2f}, "
-                f"{out.get('status')}) {escape(str(out.get('verification', '')))}")
+        return (
+            f"[bold]{escape(str(out['final_answer']))}[/bold] ({out.get('confidence', 0):.2f}, "
+            f"{out.get('status')}) {escape(str(out.get('verification', '')))}"
+        )
     if "verdict" in out:
         issues = out.get("issues") or []
         found = "; ".join(f"{i.get('location')}: {i.get('issue_type')} - {i.get('description')}" for i in issues)
@@ -45,16 +47,28 @@ def render_transcript(t: Transcript, console: Console | None = None) -> None:
     console.print(Panel(t.question, title="question", expand=False))
     for rnd in t.rounds:
         table = Table(title=f"round {rnd.index}  ({rnd.wall_s:.2f}s)", show_lines=True, expand=True)
-        for name, kw in (("role", {}), ("agent", {"justify": "right"}), ("output", {"ratio": 1}),
-                         ("in/out tok", {"justify": "right"}), ("s", {"justify": "right"})):
+        for name, kw in (
+            ("role", {}),
+            ("agent", {"justify": "right"}),
+            ("output", {"ratio": 1}),
+            ("in/out tok", {"justify": "right"}),
+            ("s", {"justify": "right"}),
+        ):
             table.add_column(name, **kw)
         for c in rnd.calls:
-            table.add_row(c.role, "" if c.agent is None else str(c.agent), call_summary(c),
-                          f"{c.prompt_tokens}/{c.completion_tokens}", f"{c.latency_s:.2f}")
+            table.add_row(
+                c.role,
+                "" if c.agent is None else str(c.agent),
+                call_summary(c),
+                f"{c.prompt_tokens}/{c.completion_tokens}",
+                f"{c.latency_s:.2f}",
+            )
         console.print(table)
         if rnd.masks:
-            console.print("memory mask: " + ", ".join(
-                f"agent {m.agent} {m.label} ({'kept' if m.kept else 'dropped'})" for m in rnd.masks))
+            console.print(
+                "memory mask: "
+                + ", ".join(f"agent {m.agent} {m.label} ({'kept' if m.kept else 'dropped'})" for m in rnd.masks)
+            )
         if rnd.votes:
             console.print("votes: " + ", ".join(f"agent {a}: {v}" for a, v in rnd.votes.items()))
         for f in rnd.flips:
@@ -63,9 +77,11 @@ def render_transcript(t: Transcript, console: Console | None = None) -> None:
             console.print(f"echo ratio: {rnd.echo_ratio:.2f}")
         if rnd.referee:
             r = rnd.referee
-            console.print(f"referee: relevance {float(r.get('relevance') or 0):.2f}, converged {r.get('converged')}"
-                          + (f", agreement {float(r['agreement']):.2f}" if r.get("agreement") is not None else "")
-                          + (f", intervention: {r['intervention']}" if r.get("intervention") else ""))
+            console.print(
+                f"referee: relevance {float(r.get('relevance') or 0):.2f}, converged {r.get('converged')}"
+                + (f", agreement {float(r['agreement']):.2f}" if r.get("agreement") is not None else "")
+                + (f", intervention: {r['intervention']}" if r.get("intervention") else "")
+            )
         for event in rnd.events:
             console.print(f"[yellow]- {escape(str(event))}[/yellow]")
     d, u = t.decision, t.usage

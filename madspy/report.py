@@ -24,10 +24,10 @@ import pandas as pd
 from rich.text import Text
 
 from madspy.evaluation import Comparison, load_rows, summarize
-from madspy.rows import EvalRow
 from madspy.optimizers import metrics
-from madspy.render import call_summary
 from madspy.programs.transcript import Transcript
+from madspy.render import call_summary
+from madspy.rows import EvalRow
 
 MAX_DISAGREEMENTS = 200
 SIZE, PAD = 240, 36  # plot area side and margin, in SVG units
@@ -55,23 +55,28 @@ def _num(value: Any, digits: int = 3) -> str:
 
 
 def _page(title: str, body: str) -> str:
-    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{escape(title)}</title>"
-            f"<style>{CSS}</style></head><body><h1>{escape(title)}</h1>\n{body}\n</body></html>\n")
+    return (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
+        f"<style>{CSS}</style></head><body><h1>{escape(title)}</h1>\n{body}\n</body></html>\n"
+    )
 
 
 def _frame(x_label: str, y_label: str, x_ticks: Sequence[tuple[float, str]]) -> str:
     """Axes of a SIZE x SIZE plot area at (PAD, PAD), y from 0 to 1."""
     bottom, right = PAD + SIZE, PAD + SIZE
-    parts = [f'<line class="axis" x1="{PAD}" y1="{bottom}" x2="{right}" y2="{bottom}"/>',
-             f'<line class="axis" x1="{PAD}" y1="{PAD}" x2="{PAD}" y2="{bottom}"/>']
+    parts = [
+        f'<line class="axis" x1="{PAD}" y1="{bottom}" x2="{right}" y2="{bottom}"/>',
+        f'<line class="axis" x1="{PAD}" y1="{PAD}" x2="{PAD}" y2="{bottom}"/>',
+    ]
     for value in (0.0, 0.5, 1.0):
         y = bottom - value * SIZE
         parts.append(f'<text x="{PAD - 4}" y="{y + 3:.1f}" text-anchor="end">{value:g}</text>')
     for x, label in x_ticks:
         parts.append(f'<text x="{x:.1f}" y="{bottom + 12}" text-anchor="middle">{escape(label)}</text>')
     parts.append(f'<text x="{PAD + SIZE / 2}" y="{bottom + 26}" text-anchor="middle">{escape(x_label)}</text>')
-    parts.append(f'<text transform="rotate(-90)" x="{-(PAD + SIZE / 2)}" y="10" text-anchor="middle">'
-                 f"{escape(y_label)}</text>")
+    parts.append(
+        f'<text transform="rotate(-90)" x="{-(PAD + SIZE / 2)}" y="10" text-anchor="middle">{escape(y_label)}</text>'
+    )
     return "".join(parts)
 
 
@@ -79,16 +84,20 @@ def reliability_svg(name: str, confidences: Sequence[float], correct: Sequence[b
     """A reliability diagram: accuracy per confidence bin (bars, line) against the diagonal."""
     bottom = PAD + SIZE
     ticks = [(PAD + v * SIZE, f"{v:g}") for v in (0.0, 0.5, 1.0)]
-    parts = [_frame("confidence", "accuracy", ticks),
-             f'<line class="diagonal" x1="{PAD}" y1="{bottom}" x2="{PAD + SIZE}" y2="{PAD}"/>']
+    parts = [
+        _frame("confidence", "accuracy", ticks),
+        f'<line class="diagonal" x1="{PAD}" y1="{bottom}" x2="{PAD + SIZE}" y2="{PAD}"/>',
+    ]
     points = []
     for b in metrics.reliability_curve(confidences, correct, bins):
         if not b.count:
             continue
         x, width, height = PAD + b.lower * SIZE, SIZE / bins, b.accuracy * SIZE
-        parts.append(f'<rect class="bin" x="{x:.1f}" y="{bottom - height:.1f}" width="{width - 1:.1f}" '
-                     f'height="{height:.1f}"><title>{b.count} answers, confidence {b.mean_confidence:.2f}, '
-                     f"accuracy {b.accuracy:.2f}</title></rect>")
+        parts.append(
+            f'<rect class="bin" x="{x:.1f}" y="{bottom - height:.1f}" width="{width - 1:.1f}" '
+            f'height="{height:.1f}"><title>{b.count} answers, confidence {b.mean_confidence:.2f}, '
+            f"accuracy {b.accuracy:.2f}</title></rect>"
+        )
         points.append(f"{PAD + b.mean_confidence * SIZE:.1f},{bottom - height:.1f}")
     if points:
         parts.append(f'<polyline class="curve" points="{" ".join(points)}"/>')
@@ -97,8 +106,10 @@ def reliability_svg(name: str, confidences: Sequence[float], correct: Sequence[b
 
 def _svg(svg_id: str, cls: str, parts: list[str]) -> str:
     side = SIZE + 2 * PAD
-    return (f'<svg id="{svg_id}" class="plot {cls}" xmlns="http://www.w3.org/2000/svg" width="{side}" '
-            f'height="{side}" viewBox="0 0 {side} {side}">{"".join(parts)}</svg>')
+    return (
+        f'<svg id="{svg_id}" class="plot {cls}" xmlns="http://www.w3.org/2000/svg" width="{side}" '
+        f'height="{side}" viewBox="0 0 {side} {side}">{"".join(parts)}</svg>'
+    )
 
 
 def accuracy_tokens_svg(summary: pd.DataFrame) -> str:
@@ -110,16 +121,30 @@ def accuracy_tokens_svg(summary: pd.DataFrame) -> str:
     for name, line in summary.iterrows():
         x = PAD + float(line["tokens"]) / top * SIZE
         y, low, high = (bottom - float(line[k]) * SIZE for k in ("accuracy", "ci_low", "ci_high"))
-        parts.append(f'<line class="whisker" x1="{x:.1f}" y1="{low:.1f}" x2="{x:.1f}" y2="{high:.1f}"/>'
-                     f'<circle class="point" data-program="{escape(str(name))}" cx="{x:.1f}" cy="{y:.1f}" r="4">'
-                     f"<title>{escape(str(name))}: accuracy {line['accuracy']:.3f}, "
-                     f"{line['tokens']:.0f} tokens</title></circle>"
-                     f'<text x="{x + 6:.1f}" y="{y - 6:.1f}">{escape(str(name))}</text>')
+        parts.append(
+            f'<line class="whisker" x1="{x:.1f}" y1="{low:.1f}" x2="{x:.1f}" y2="{high:.1f}"/>'
+            f'<circle class="point" data-program="{escape(str(name))}" cx="{x:.1f}" cy="{y:.1f}" r="4">'
+            f"<title>{escape(str(name))}: accuracy {line['accuracy']:.3f}, "
+            f"{line['tokens']:.0f} tokens</title></circle>"
+            f'<text x="{x + 6:.1f}" y="{y - 6:.1f}">{escape(str(name))}</text>'
+        )
     return _svg("accuracy-tokens", "scatter", parts)
 
 
-SUMMARY_COLUMNS = ("n", "accuracy", "ci_low", "ci_high", "ece", "brier", "critic_hit_rate", "critic_false_alarm",
-                   "tokens", "calls", "wall_s", "statuses")
+SUMMARY_COLUMNS = (
+    "n",
+    "accuracy",
+    "ci_low",
+    "ci_high",
+    "ece",
+    "brier",
+    "critic_hit_rate",
+    "critic_false_alarm",
+    "tokens",
+    "calls",
+    "wall_s",
+    "statuses",
+)
 
 
 def summary_table(summary: pd.DataFrame) -> str:
@@ -127,32 +152,40 @@ def summary_table(summary: pd.DataFrame) -> str:
     head = "".join(f"<th>{c}</th>" for c in ("program", *SUMMARY_COLUMNS))
     body = "".join(
         f"<tr><th>{escape(str(name))}</th>"
-        + "".join(f'<td class="num">{escape(_num(line[c], 0 if c == "tokens" else 3))}</td>'
-                  for c in SUMMARY_COLUMNS) + "</tr>"
-        for name, line in summary.iterrows())
+        + "".join(f'<td class="num">{escape(_num(line[c], 0 if c == "tokens" else 3))}</td>' for c in SUMMARY_COLUMNS)
+        + "</tr>"
+        for name, line in summary.iterrows()
+    )
     return f'<table id="summary"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
 def comparison_section(c: Comparison) -> str:
     """The paired test of two programs and its verdict (id ``comparison``)."""
     d, m = c.difference, c.mcnemar
-    rows = [("paired questions", c.n), (f"accuracy {c.a}", f"{c.accuracy_a:.3f}"),
-            (f"accuracy {c.b}", f"{c.accuracy_b:.3f}"),
-            ("difference a - b (95% CI)", f"{d.mean_difference:+.3f} [{d.low:+.3f}, {d.high:+.3f}]"),
-            ("McNemar", f"{c.a} only right {m.a_only}, {c.b} only right {m.b_only}, p = {m.p_value:.4g}"),
-            ("tokens per question", f"{c.tokens_a:.0f} vs {c.tokens_b:.0f}"),
-            ("seconds per question", f"{c.wall_s_a:.2f} vs {c.wall_s_b:.2f}")]
+    rows = [
+        ("paired questions", c.n),
+        (f"accuracy {c.a}", f"{c.accuracy_a:.3f}"),
+        (f"accuracy {c.b}", f"{c.accuracy_b:.3f}"),
+        ("difference a - b (95% CI)", f"{d.mean_difference:+.3f} [{d.low:+.3f}, {d.high:+.3f}]"),
+        ("McNemar", f"{c.a} only right {m.a_only}, {c.b} only right {m.b_only}, p = {m.p_value:.4g}"),
+        ("tokens per question", f"{c.tokens_a:.0f} vs {c.tokens_b:.0f}"),
+        ("seconds per question", f"{c.wall_s_a:.2f} vs {c.wall_s_b:.2f}"),
+    ]
     cells = "".join(f"<tr><th>{escape(k)}</th><td>{escape(str(v))}</td></tr>" for k, v in rows)
-    return (f'<h2>Paired comparison</h2><p class="verdict" id="verdict">{escape(c.verdict)}</p>'
-            f'<table id="comparison">{cells}</table>')
+    return (
+        f'<h2>Paired comparison</h2><p class="verdict" id="verdict">{escape(c.verdict)}</p>'
+        f'<table id="comparison">{cells}</table>'
+    )
 
 
 def _link(row: EvalRow) -> str:
     if not row.transcript:
         return ""
     json_path = Path(row.transcript)
-    return (f' <a href="{escape(json_path.with_suffix(".html").as_posix())}">transcript</a>'
-            f' <a href="{escape(json_path.as_posix())}">json</a>')
+    return (
+        f' <a href="{escape(json_path.with_suffix(".html").as_posix())}">transcript</a>'
+        f' <a href="{escape(json_path.as_posix())}">json</a>'
+    )
 
 
 def disagreements_table(rows: Sequence[EvalRow], programs: Sequence[str]) -> tuple[str, list[EvalRow]]:
@@ -161,8 +194,11 @@ def disagreements_table(rows: Sequence[EvalRow], programs: Sequence[str]) -> tup
     for r in rows:
         if r.program in programs:
             by_id.setdefault(str(r.id), {})[r.program] = r
-    split = [(i, found) for i, found in by_id.items()
-             if len(found) == len(programs) and len({bool(r.correct) for r in found.values()}) > 1]
+    split = [
+        (i, found)
+        for i, found in by_id.items()
+        if len(found) == len(programs) and len({bool(r.correct) for r in found.values()}) > 1
+    ]
     linked: list[EvalRow] = []
     lines = []
     for qid, found in split[:MAX_DISAGREEMENTS]:
@@ -177,13 +213,16 @@ def disagreements_table(rows: Sequence[EvalRow], programs: Sequence[str]) -> tup
     head = "".join(f"<th>{escape(p)}</th>" for p in programs)
     shown = f"showing {MAX_DISAGREEMENTS} of {len(split)}"
     more = f'<p class="meta">{shown}</p>' if len(split) > MAX_DISAGREEMENTS else ""
-    table = (f'<h2>Disagreements ({len(split)} questions)</h2>{more}<table id="disagreements"><thead><tr>'
-             f"<th>id</th><th>gold</th>{head}</tr></thead><tbody>{''.join(lines)}</tbody></table>")
+    table = (
+        f'<h2>Disagreements ({len(split)} questions)</h2>{more}<table id="disagreements"><thead><tr>'
+        f"<th>id</th><th>gold</th>{head}</tr></thead><tbody>{''.join(lines)}</tbody></table>"
+    )
     return table, linked
 
 
-def eval_page(rows: Sequence[EvalRow], title: str, programs: Sequence[str] | None = None,
-              comparison: Comparison | None = None) -> tuple[str, list[EvalRow]]:
+def eval_page(
+    rows: Sequence[EvalRow], title: str, programs: Sequence[str] | None = None, comparison: Comparison | None = None
+) -> tuple[str, list[EvalRow]]:
     """The HTML of an eval report and the rows whose transcripts it links to."""
     programs = list(programs or dict.fromkeys(r.program for r in rows))
     summary = summarize([r for r in rows if r.program in programs], order=programs)
@@ -194,9 +233,11 @@ def eval_page(rows: Sequence[EvalRow], title: str, programs: Sequence[str] | Non
         plots += f"<figure>{svg}<figcaption>reliability: {escape(name)}</figcaption></figure>"
     plots += f"<figure>{accuracy_tokens_svg(summary)}<figcaption>accuracy vs tokens</figcaption></figure>"
     table, linked = disagreements_table(rows, programs)
-    body = (f"<h2>Summary</h2>{summary_table(summary)}"
-            + (comparison_section(comparison) if comparison else "")
-            + f'<h2>Calibration and cost</h2><div class="plots">{plots}</div>{table}')
+    body = (
+        f"<h2>Summary</h2>{summary_table(summary)}"
+        + (comparison_section(comparison) if comparison else "")
+        + f'<h2>Calibration and cost</h2><div class="plots">{plots}</div>{table}'
+    )
     return _page(title, body), linked
 
 
@@ -208,14 +249,19 @@ def transcript_page(t: Transcript, title: str = "debate") -> str:
             f"<tr><td>{c.role}</td><td>{'' if c.agent is None else c.agent}</td>"
             f"<td>{escape(Text.from_markup(call_summary(c)).plain)}</td>"
             f'<td class="num">{c.prompt_tokens}/{c.completion_tokens}</td><td class="num">{c.latency_s:.2f}</td></tr>'
-            for c in rnd.calls)
-        parts.append(f'<h2>Round {rnd.index} <span class="meta">({rnd.wall_s:.2f}s)</span></h2>'
-                     f'<table class="round"><thead><tr><th>role</th><th>agent</th><th>output</th><th>in/out tok</th>'
-                     f"<th>s</th></tr></thead><tbody>{calls}</tbody></table>")
+            for c in rnd.calls
+        )
+        parts.append(
+            f'<h2>Round {rnd.index} <span class="meta">({rnd.wall_s:.2f}s)</span></h2>'
+            f'<table class="round"><thead><tr><th>role</th><th>agent</th><th>output</th><th>in/out tok</th>'
+            f"<th>s</th></tr></thead><tbody>{calls}</tbody></table>"
+        )
         if rnd.votes:
             parts.append("<p>votes: " + escape(", ".join(f"agent {a}: {v}" for a, v in rnd.votes.items())) + "</p>")
-        parts += [f'<p class="event">flip: agent {f.agent} {escape(f.before)} &rarr; {escape(f.after)} ({f.kind})</p>'
-                  for f in rnd.flips]
+        parts += [
+            f'<p class="event">flip: agent {f.agent} {escape(f.before)} &rarr; {escape(f.after)} ({f.kind})</p>'
+            for f in rnd.flips
+        ]
         parts += [f'<p class="event">{escape(str(e))}</p>' for e in rnd.events]
     d, u = t.decision, t.usage
     parts.append(
@@ -225,7 +271,8 @@ def transcript_page(t: Transcript, title: str = "debate") -> str:
         f"<tr><th>protocol</th><td>{escape(d.protocol if d else '-')} {escape(d.note if d else '')}</td></tr>"
         f"<tr><th>tally</th><td>{escape(str(d.tally if d else {}))}</td></tr>"
         f"<tr><th>tokens</th><td>{u.prompt_tokens} + {u.completion_tokens} in {u.calls} calls "
-        f"({u.failed_calls} failed), {t.wall_s:.2f}s</td></tr></table>")
+        f"({u.failed_calls} failed), {t.wall_s:.2f}s</td></tr></table>"
+    )
     return _page(title, "".join(parts))
 
 
@@ -237,8 +284,12 @@ def write_transcript_report(path: str | Path, out: str | Path | None = None) -> 
     return out
 
 
-def write_eval_report(eval_dir: str | Path, programs: Sequence[str] | None = None,
-                      comparison: Comparison | None = None, title: str | None = None) -> Path:
+def write_eval_report(
+    eval_dir: str | Path,
+    programs: Sequence[str] | None = None,
+    comparison: Comparison | None = None,
+    title: str | None = None,
+) -> Path:
     """Write ``<eval_dir>/report.html`` and an HTML page beside each transcript it links to."""
     eval_dir = Path(eval_dir)
     html, linked = eval_page(load_rows(eval_dir), title or f"madspy eval: {eval_dir.name}", programs, comparison)

@@ -107,10 +107,8 @@ def _render(fields: dict[str, Any], as_json: bool) -> str:
     """Format output fields the way the adapter in use expects them."""
     if as_json:
         return json.dumps(fields)
-    parts = [
-        f"[[ ## {k} ## ]]\n{v if isinstance(v, str) else json.dumps(v)}" for k, v in fields.items()
-    ]
-    return "\n\n".join(parts + ["[[ ## completed ## ]]"])
+    parts = [f"[[ ## {k} ## ]]\n{v if isinstance(v, str) else json.dumps(v)}" for k, v in fields.items()]
+    return "\n\n".join([*parts, "[[ ## completed ## ]]"])
 
 
 class ScriptedLLM(CustomLLM):
@@ -137,10 +135,17 @@ class ScriptedLLM(CustomLLM):
         prompt_chars = sum(len(str(m.get("content") or "")) for m in messages)
         # Like a provider with prefix caching: a prompt whose leading messages were sent before reuses them.
         cached = sum(len(str(m.get("content") or "")) for m in messages[:-1]) // 4 if seen else 0
-        usage = Usage(prompt_tokens=prompt_chars // 4 + 1, completion_tokens=len(text) // 4 + 1,
-                      total_tokens=prompt_chars // 4 + len(text) // 4 + 2,
-                      prompt_tokens_details=PromptTokensDetailsWrapper(cached_tokens=cached))
-        choice: dict[str, Any] = {"message": {"role": "assistant", "content": text}, "finish_reason": "stop", "index": 0}
+        usage = Usage(
+            prompt_tokens=prompt_chars // 4 + 1,
+            completion_tokens=len(text) // 4 + 1,
+            total_tokens=prompt_chars // 4 + len(text) // 4 + 2,
+            prompt_tokens_details=PromptTokensDetailsWrapper(cached_tokens=cached),
+        )
+        choice: dict[str, Any] = {
+            "message": {"role": "assistant", "content": text},
+            "finish_reason": "stop",
+            "index": 0,
+        }
         if params.get("logprobs") and logprob is not None:
             choice["logprobs"] = {"content": [{"token": "x", "logprob": logprob, "top_logprobs": []}] * 3}
         return ModelResponse(
@@ -161,7 +166,10 @@ _HANDLER = ScriptedLLM()
 def register_provider() -> None:
     """Make ``scripted/...`` model strings known to LiteLLM (idempotent)."""
     if not any(p.get("provider") == "scripted" for p in litellm.custom_provider_map):
-        litellm.custom_provider_map = [*litellm.custom_provider_map, {"provider": "scripted", "custom_handler": _HANDLER}]
+        litellm.custom_provider_map = [
+            *litellm.custom_provider_map,
+            {"provider": "scripted", "custom_handler": _HANDLER},
+        ]
     from litellm.utils import custom_llm_setup
 
     custom_llm_setup()

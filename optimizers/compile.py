@@ -28,9 +28,9 @@ from typing import Any
 
 import dspy
 
-from madspy.data import Task, get_task
 from madspy.core.errors import CompileError
 from madspy.core.models import make_lm
+from madspy.data import Task, get_task
 from madspy.optimizers.composite import CompositeMetric, Terms, Weights
 from madspy.optimizers.specs import SPECS, spec_of
 from madspy.programs.artifact import save_program
@@ -41,7 +41,6 @@ from madspy.programs.presets import preset
 
 OPTIMIZERS = tuple(SPECS)  # the names compile and the CLI accept
 DEFAULT_MAX_CALLS = 2000
-
 
 
 @dataclass(frozen=True)
@@ -61,9 +60,11 @@ class CompilePlan:
         return (self.optimizer_debates + self.dev_debates) * self.calls_per_debate + self.prompt_calls
 
     def describe(self) -> str:
-        return (f"estimated LM calls: {self.calls} = ({self.optimizer_debates} {self.optimizer} debates + "
-                f"{self.dev_debates} dev debates) x {self.calls_per_debate} calls per debate"
-                + (f" + {self.prompt_calls} prompt-model calls" if self.prompt_calls else ""))
+        return (
+            f"estimated LM calls: {self.calls} = ({self.optimizer_debates} {self.optimizer} debates + "
+            f"{self.dev_debates} dev debates) x {self.calls_per_debate} calls per debate"
+            + (f" + {self.prompt_calls} prompt-model calls" if self.prompt_calls else "")
+        )
 
 
 @dataclass
@@ -95,8 +96,9 @@ def calls_per_debate(config: DebateConfig) -> int:
     return a * r + critic + mask + referee + config.resolver.enabled
 
 
-def plan_compile(optimizer: str, config: DebateConfig, n_train: int, n_dev: int,
-                 settings: dict[str, Any] | None = None) -> CompilePlan:
+def plan_compile(
+    optimizer: str, config: DebateConfig, n_train: int, n_dev: int, settings: dict[str, Any] | None = None
+) -> CompilePlan:
     """The cost estimate of a compile (``settings`` override the optimizer's defaults, see ``optimizers.specs``).
 
     Debates the optimizer runs come from its spec; dev scores the compiled and the hand-written
@@ -126,16 +128,18 @@ def compile_split(task: Task) -> str:
     return next((s for s in COMPILE_SPLITS if s in task.splits and s != task.default_split), task.default_split)
 
 
-def split_data(task: Task, n_train: int, n_dev: int, seed: int,
-               data_dir: str | Path | None = None) -> tuple[list[dspy.Example], list[dspy.Example]]:
+def split_data(
+    task: Task, n_train: int, n_dev: int, seed: int, data_dir: str | Path | None = None
+) -> tuple[list[dspy.Example], list[dspy.Example]]:
     """Disjoint train and dev examples drawn by ``seed`` from ``compile_split(task)``
     (questions carry the task instructions)."""
     if n_train < 1 or n_dev < 0:
         raise CompileError("--train must be at least 1 and --dev at least 0")
     examples = task.load(compile_split(task), data_dir=data_dir, n=n_train + n_dev, seed=seed)
     if len(examples) < n_train + n_dev:
-        raise CompileError(f"{task.name} has {len(examples)} usable questions; --train + --dev asks for "
-                           f"{n_train + n_dev}")
+        raise CompileError(
+            f"{task.name} has {len(examples)} usable questions; --train + --dev asks for {n_train + n_dev}"
+        )
     random.Random(seed).shuffle(examples)
     examples = [task_question(e, task) for e in examples]
     return examples[:n_train], examples[n_train:]
@@ -198,16 +202,24 @@ def compile_program(
     config = _task_config(task, model, config)
     plan = plan_compile(optimizer, config, train, dev, settings)
     if plan.calls > max_calls:
-        raise CompileError(f"{plan.describe()}; that exceeds --max-calls {max_calls}: raise --max-calls to at "
-                           f"least {plan.calls}, or use fewer --train/--dev questions or a smaller optimizer budget")
+        raise CompileError(
+            f"{plan.describe()}; that exceeds --max-calls {max_calls}: raise --max-calls to at "
+            f"least {plan.calls}, or use fewer --train/--dev questions or a smaller optimizer budget"
+        )
     started = time.perf_counter()
     trainset, devset = split_data(task, train, dev, seed, data_dir)
     spec = spec_of(optimizer)
     metric = CompositeMetric(task, weights, budget_tokens, gate_demos=spec.gates_demos)
-    task_lm = make_lm(model, temperature=0.0, max_tokens=config.max_tokens, cache=config.cache,
-                      api_base=config.api_base)
-    prompt_lm = make_lm(reflection_model or model, temperature=1.0, max_tokens=max(config.max_tokens, 1024),
-                        cache=config.cache, api_base=None if reflection_model else config.api_base)
+    task_lm = make_lm(
+        model, temperature=0.0, max_tokens=config.max_tokens, cache=config.cache, api_base=config.api_base
+    )
+    prompt_lm = make_lm(
+        reflection_model or model,
+        temperature=1.0,
+        max_tokens=max(config.max_tokens, 1024),
+        cache=config.cache,
+        api_base=None if reflection_model else config.api_base,
+    )
     # One role call at a time: traces (hence demos) arrive in the same order on every run, so a rerun
     # replays the cache. The saved program keeps the configured concurrency.
     serial = config.updated(concurrency=1)
@@ -217,18 +229,30 @@ def compile_program(
         compiled = spec.compile(teleprompter, Debate(serial, normalize=task.normalize), trainset, seed, plan.settings)
         for predictor in compiled.predictors():
             predictor.lm = None  # SIMBA pins sampling LMs on predictors; the debate routes LMs per role
-        scores = {"compiled": dev_scores(compiled, devset, metric),
-                  "handwritten": dev_scores(handwritten, devset, metric)}
+        scores = {
+            "compiled": dev_scores(compiled, devset, metric),
+            "handwritten": dev_scores(handwritten, devset, metric),
+        }
     compiled.config = config
     wall_s = round(time.perf_counter() - started, 1)
     manifest = {
         "task": task.name,
         "model": model,
-        "optimizer": {"name": optimizer, "settings": plan.settings, "seed": seed,
-                      "reflection_model": reflection_model if spec.uses_prompt_model else None},
+        "optimizer": {
+            "name": optimizer,
+            "settings": plan.settings,
+            "seed": seed,
+            "reflection_model": reflection_model if spec.uses_prompt_model else None,
+        },
         "metric": {"weights": asdict(weights), "budget_tokens": budget_tokens},
-        "data": {"split": compile_split(task), "train": len(trainset), "dev": len(devset), "seed": seed,
-                 "train_ids": [e.id for e in trainset], "dev_ids": [e.id for e in devset]},
+        "data": {
+            "split": compile_split(task),
+            "train": len(trainset),
+            "dev": len(devset),
+            "seed": seed,
+            "train_ids": [e.id for e in trainset],
+            "dev_ids": [e.id for e in devset],
+        },
         "dev": scores,
         "estimated_calls": plan.calls,
         "wall_s": wall_s,
@@ -238,13 +262,13 @@ def compile_program(
     return Compiled(compiled, plan, scores, manifest, wall_s)
 
 
-def save_handwritten(task: str | Task, model: str, out: str | Path,
-                     config: DebateConfig | None = None) -> dict[str, Any]:
+def save_handwritten(
+    task: str | Task, model: str, out: str | Path, config: DebateConfig | None = None
+) -> dict[str, Any]:
     """Save the hand-written program as an artifact, as a compiled one is saved (A/B tests load both alike).
 
     >>> # save_handwritten("gsm8k", "openai/gpt-4o-mini", "compiled/handwritten-gsm8k.json")
     """
     task = get_task(task) if isinstance(task, str) else task
     debate = Debate(_task_config(task, model, config), normalize=task.normalize)
-    return save_program(debate, out, manifest={"task": task.name, "model": model,
-                                                "optimizer": {"name": "handwritten"}})
+    return save_program(debate, out, manifest={"task": task.name, "model": model, "optimizer": {"name": "handwritten"}})

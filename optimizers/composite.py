@@ -31,8 +31,8 @@ from typing import Any
 
 import dspy
 
-from madspy.data import Task
 from madspy.core.errors import InputError
+from madspy.data import Task
 from madspy.optimizers.metrics import critic_rates
 from madspy.optimizers.traces import debate_trace
 
@@ -119,8 +119,9 @@ class CompositeMetric:
             correct instead of the score. GEPA passes traces too: it needs False.
     """
 
-    def __init__(self, task: Task, weights: Weights = Weights(), budget_tokens: int | None = None,
-                 gate_demos: bool = True):
+    def __init__(
+        self, task: Task, weights: Weights = Weights(), budget_tokens: int | None = None, gate_demos: bool = True
+    ):
         self.task, self.weights, self.budget_tokens, self.gate_demos = task, weights, budget_tokens, gate_demos
 
     def correct(self, answer: Any, gold: str) -> bool:
@@ -138,8 +139,14 @@ class CompositeMetric:
         cost = max(0.0, tokens / self.budget_tokens - 1) if self.budget_tokens else 0.0
         return Terms(accuracy, correct, critic, 1 - (confidence - correct) ** 2, tokens, cost)
 
-    def __call__(self, gold: dspy.Example, pred: dspy.Prediction, trace: Any = None,
-                 pred_name: str | None = None, pred_trace: Any = None) -> float | bool | dspy.Prediction:
+    def __call__(
+        self,
+        gold: dspy.Example,
+        pred: dspy.Prediction,
+        trace: Any = None,
+        pred_name: str | None = None,
+        pred_trace: Any = None,
+    ) -> float | bool | dspy.Prediction:
         if pred is None or getattr(pred, "transcript", None) is None:
             return dspy.Prediction(score=0.0, feedback="the debate failed to run") if pred_name else 0.0
         terms = self.terms(gold, pred)
@@ -151,11 +158,12 @@ class CompositeMetric:
         return terms.score(self.weights)
 
     # -- GEPA feedback ---------------------------------------------------------
-    def feedback(self, gold: dspy.Example, pred: dspy.Prediction, terms: Terms, role: str,
-                 pred_trace: Any) -> str:
+    def feedback(self, gold: dspy.Example, pred: dspy.Prediction, terms: Terms, role: str, pred_trace: Any) -> str:
         """Text feedback for one call of ``role`` (``pred_trace`` = [(predictor, inputs, outputs)])."""
-        summary = (f"The debate answered {pred.answer} with confidence {float(pred.confidence or 0):.2f}; "
-                   f"gold is {gold.answer} ({'correct' if terms.correct else 'wrong'}).")
+        summary = (
+            f"The debate answered {pred.answer} with confidence {float(pred.confidence or 0):.2f}; "
+            f"gold is {gold.answer} ({'correct' if terms.correct else 'wrong'})."
+        )
         if not pred_trace:
             return summary
         _, inputs, outputs = pred_trace[0]
@@ -186,10 +194,16 @@ class CompositeMetric:
         answer = proposal_answer(inputs.get("proposal", ""))
         flagged = outputs.get("verdict") == "flawed"
         if self.correct(answer, gold):
-            return (f"critic flagged a correct proposal (answered {answer}, gold {gold}): a false alarm."
-                    if flagged else f"critic rightly passed a correct proposal ({answer}).")
-        return (f"critic rightly flagged a wrong proposal (answered {answer}, gold {gold})." if flagged
-                else f"critic passed a wrong proposal (answered {answer}, gold {gold}).")
+            return (
+                f"critic flagged a correct proposal (answered {answer}, gold {gold}): a false alarm."
+                if flagged
+                else f"critic rightly passed a correct proposal ({answer})."
+            )
+        return (
+            f"critic rightly flagged a wrong proposal (answered {answer}, gold {gold})."
+            if flagged
+            else f"critic passed a wrong proposal (answered {answer}, gold {gold})."
+        )
 
     def _on_resolver(self, gold: str, inputs: dict, outputs: Any, pred: dspy.Prediction) -> str:
         chosen = outputs.get("final_answer")

@@ -78,7 +78,10 @@ def critic_rates(pairs: Iterable[tuple[bool, bool]]) -> CriticRates:
             wrong += 1
             hits += bool(flagged)
     return CriticRates(
-        wrong, right, hits, false_alarms,
+        wrong,
+        right,
+        hits,
+        false_alarms,
         hits / wrong if wrong else None,
         false_alarms / right if right else None,
     )
@@ -100,7 +103,7 @@ def brier(confidences: Sequence[float], correct: Sequence[bool]) -> float | None
     _checked(confidences, correct)
     if not confidences:
         return None
-    return sum((c - y) ** 2 for c, y in zip(confidences, correct)) / len(confidences)
+    return sum((c - y) ** 2 for c, y in zip(confidences, correct, strict=True)) / len(confidences)
 
 
 @dataclass(frozen=True)
@@ -122,18 +125,20 @@ def reliability_curve(confidences: Sequence[float], correct: Sequence[bool], bin
     """
     _checked(confidences, correct)
     members: list[list[tuple[float, bool]]] = [[] for _ in range(bins)]
-    for confidence, is_correct in zip(confidences, correct):
+    for confidence, is_correct in zip(confidences, correct, strict=True):
         members[min(int(confidence * bins), bins - 1)].append((confidence, bool(is_correct)))
     curve = []
     for index, items in enumerate(members):
         count = len(items)
-        curve.append(Bin(
-            lower=index / bins,
-            upper=(index + 1) / bins,
-            count=count,
-            mean_confidence=sum(c for c, _ in items) / count if count else None,
-            accuracy=sum(y for _, y in items) / count if count else None,
-        ))
+        curve.append(
+            Bin(
+                lower=index / bins,
+                upper=(index + 1) / bins,
+                count=count,
+                mean_confidence=sum(c for c, _ in items) / count if count else None,
+                accuracy=sum(y for _, y in items) / count if count else None,
+            )
+        )
     return curve
 
 
@@ -304,8 +309,8 @@ def mcnemar(a: Sequence[bool], b: Sequence[bool]) -> McNemar:
     """
     if len(a) != len(b):
         raise ValueError(f"paired samples differ in length: {len(a)} vs {len(b)}")
-    a_only = sum(bool(x) and not bool(y) for x, y in zip(a, b))
-    b_only = sum(bool(y) and not bool(x) for x, y in zip(a, b))
+    a_only = sum(bool(x) and not bool(y) for x, y in zip(a, b, strict=True))
+    b_only = sum(bool(y) and not bool(x) for x, y in zip(a, b, strict=True))
     discordant = a_only + b_only
     if discordant < EXACT_BELOW:
         tail = sum(math.comb(discordant, k) for k in range(min(a_only, b_only) + 1)) / 2**discordant
@@ -324,9 +329,7 @@ class Bootstrap:
     n_resamples: int
 
 
-def paired_bootstrap(
-    a: Sequence[float], b: Sequence[float], n_resamples: int = 10000, seed: int = 0
-) -> Bootstrap:
+def paired_bootstrap(a: Sequence[float], b: Sequence[float], n_resamples: int = 10000, seed: int = 0) -> Bootstrap:
     """Paired bootstrap of mean(a) - mean(b): resample items with replacement, take 2.5/97.5 percentiles.
 
     >>> paired_bootstrap([1, 1, 1, 1], [0, 0, 0, 0])
@@ -336,7 +339,6 @@ def paired_bootstrap(
         raise ValueError(f"need two non-empty paired samples, got {len(a)} and {len(b)}")
     differences = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
     rng = np.random.default_rng(seed)
-    means = [differences[rng.integers(0, len(differences), len(differences))].mean()
-             for _ in range(n_resamples)]
+    means = [differences[rng.integers(0, len(differences), len(differences))].mean() for _ in range(n_resamples)]
     low, high = np.percentile(means, [2.5, 97.5])
     return Bootstrap(float(differences.mean()), float(low), float(high), n_resamples)

@@ -30,17 +30,16 @@ from typing import Any, get_args
 import dspy
 import optuna
 
-from madspy.data import Task, get_task
 from madspy.core.errors import SearchError
+from madspy.data import Task, get_task
 from madspy.optimizers.compile import dev_scores, split_data
 from madspy.optimizers.composite import CompositeMetric
 from madspy.programs.artifact import save_program
 from madspy.programs.config import DebateConfig
+from madspy.programs.debate import Debate
 from madspy.programs.memory import MemoryPolicy
 from madspy.programs.protocols import ProtocolName
 from madspy.programs.topology import Topology
-from madspy.programs.debate import Debate
-
 
 
 def sample_config(trial: optuna.Trial, model: str, **fixed: Any) -> DebateConfig:
@@ -49,19 +48,25 @@ def sample_config(trial: optuna.Trial, model: str, **fixed: Any) -> DebateConfig
     temperature = trial.suggest_float("temperature", 0.0, 1.2)
     # credit needs a ledger of verified outcomes and auto defers to task_kind: neither is a setting to search
     protocol = trial.suggest_categorical("protocol", [p for p in get_args(ProtocolName) if p not in ("auto", "credit")])
-    return DebateConfig(model=model).updated(
-        agents=[{**a.model_dump(), "temperature": temperature} for a in DebateConfig.default_agents(agents)],
-        rounds=trial.suggest_int("rounds", 1, 4),
-        protocol=protocol,
-        resolver={"enabled": protocol in ("judge", "unanimity")},
-        memory=trial.suggest_categorical("memory", list(get_args(MemoryPolicy))),
-        topology=trial.suggest_categorical("topology", list(get_args(Topology))),
-        cascade_gate=trial.suggest_categorical("cascade_gate", [None, 0.8, 0.9]),
-        critic={"enabled": trial.suggest_categorical("critic", [True, False])},
-        stop={"agreement_gate": trial.suggest_categorical("agreement_gate", [None, 0.7, 0.85, 0.95]),
-              "stable_rounds": trial.suggest_int("stable_rounds", 0, 2)},
-        echo={"reaction": trial.suggest_categorical("echo_reaction", ["none", "devils_advocate", "stop"])},
-    ).updated(**fixed)
+    return (
+        DebateConfig(model=model)
+        .updated(
+            agents=[{**a.model_dump(), "temperature": temperature} for a in DebateConfig.default_agents(agents)],
+            rounds=trial.suggest_int("rounds", 1, 4),
+            protocol=protocol,
+            resolver={"enabled": protocol in ("judge", "unanimity")},
+            memory=trial.suggest_categorical("memory", list(get_args(MemoryPolicy))),
+            topology=trial.suggest_categorical("topology", list(get_args(Topology))),
+            cascade_gate=trial.suggest_categorical("cascade_gate", [None, 0.8, 0.9]),
+            critic={"enabled": trial.suggest_categorical("critic", [True, False])},
+            stop={
+                "agreement_gate": trial.suggest_categorical("agreement_gate", [None, 0.7, 0.85, 0.95]),
+                "stable_rounds": trial.suggest_int("stable_rounds", 0, 2),
+            },
+            echo={"reaction": trial.suggest_categorical("echo_reaction", ["none", "devils_advocate", "stop"])},
+        )
+        .updated(**fixed)
+    )
 
 
 def _best_accuracy(study: optuna.Study) -> float | None:
@@ -86,8 +91,9 @@ class SearchResult:
     manifest: dict[str, Any] | None
 
 
-def _objective(task: Task, model: str, questions: list[dspy.Example], prune_after: int, prune_margin: float,
-               fixed: dict[str, Any]):
+def _objective(
+    task: Task, model: str, questions: list[dspy.Example], prune_after: int, prune_margin: float, fixed: dict[str, Any]
+):
     def objective(trial: optuna.Trial) -> tuple[float, float]:
         debate = Debate(sample_config(trial, model, **fixed), normalize=task.normalize)
         best = _best_accuracy(trial.study)
@@ -112,10 +118,22 @@ def _redacted(storage: str) -> str:
     return make_url(storage).render_as_string(hide_password=True)
 
 
-def search(task: str | Task, model: str, *, trials: int, storage: str = "sqlite:///study.db", study: str,
-           train: int = 10, dev: int = 0, seed: int = 0, data_dir: str | Path | None = None,
-           prune_after: int = 3, prune_margin: float = 0.3, out: str | Path | None = None,
-           **fixed: Any) -> SearchResult:
+def search(
+    task: str | Task,
+    model: str,
+    *,
+    trials: int,
+    storage: str = "sqlite:///study.db",
+    study: str,
+    train: int = 10,
+    dev: int = 0,
+    seed: int = 0,
+    data_dir: str | Path | None = None,
+    prune_after: int = 3,
+    prune_margin: float = 0.3,
+    out: str | Path | None = None,
+    **fixed: Any,
+) -> SearchResult:
     """Run ``trials`` more trials of study ``study`` in ``storage``; with ``out`` save the chosen setting.
 
     Trials are scored on ``train`` questions; the chosen setting is scored on ``dev``
@@ -127,9 +145,13 @@ def search(task: str | Task, model: str, *, trials: int, storage: str = "sqlite:
         raise SearchError("--trials must be >= 0 and prune_after >= 1")
     trainset, devset = split_data(task, train, dev, seed, data_dir)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    the_study = optuna.create_study(study_name=study, storage=storage, load_if_exists=True,
-                                    directions=["maximize", "minimize"],
-                                    sampler=optuna.samplers.TPESampler(seed=seed + _trial_count(storage, study)))
+    the_study = optuna.create_study(
+        study_name=study,
+        storage=storage,
+        load_if_exists=True,
+        directions=["maximize", "minimize"],
+        sampler=optuna.samplers.TPESampler(seed=seed + _trial_count(storage, study)),
+    )
     the_study.set_user_attr("task", task.name)
     the_study.set_user_attr("model", model)
     the_study.optimize(_objective(task, model, trainset, prune_after, prune_margin, fixed), n_trials=trials)
@@ -141,11 +163,19 @@ def search(task: str | Task, model: str, *, trials: int, storage: str = "sqlite:
     manifest = {
         "task": task.name,
         "model": model,
-        "optimizer": {"name": "optuna-search", "study": study, "storage": _redacted(storage), "trial": best.number,
-                      "params": best.params, "trials": len(the_study.trials), "seed": seed},
+        "optimizer": {
+            "name": "optuna-search",
+            "study": study,
+            "storage": _redacted(storage),
+            "trial": best.number,
+            "params": best.params,
+            "trials": len(the_study.trials),
+            "seed": seed,
+        },
         "train": {"n": train, "accuracy": best.values[0], "tokens": best.values[1]},
-        "pareto_front": [{"trial": t.number, "accuracy": t.values[0], "tokens": t.values[1], "params": t.params}
-                         for t in front],
+        "pareto_front": [
+            {"trial": t.number, "accuracy": t.values[0], "tokens": t.values[1], "params": t.params} for t in front
+        ],
     }
     if devset:
         manifest["dev"] = {"chosen": dev_scores(debate, devset, CompositeMetric(task, gate_demos=False))}

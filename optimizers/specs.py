@@ -38,8 +38,9 @@ class OptimizerSpec:
         """The defaults with ``given`` merged in, fitted to ``train`` questions; an unknown setting is refused."""
         unknown = set(given or {}) - self.defaults.keys()
         if unknown:
-            raise CompileError(f"{self.name} has no setting {', '.join(sorted(unknown))}; "
-                               f"settings: {', '.join(self.defaults)}")
+            raise CompileError(
+                f"{self.name} has no setting {', '.join(sorted(unknown))}; settings: {', '.join(self.defaults)}"
+            )
         return self.fitted({**self.defaults, **(given or {})}, train)
 
     def fitted(self, s: dict[str, Any], train: int) -> dict[str, Any]:
@@ -53,8 +54,9 @@ class OptimizerSpec:
     def build(self, metric: Any, prompt_lm: dspy.LM, seed: int, s: dict[str, Any]) -> Any:
         raise NotImplementedError
 
-    def compile(self, optimizer: Any, student: dspy.Module, trainset: list[dspy.Example], seed: int,
-                s: dict[str, Any]) -> dspy.Module:
+    def compile(
+        self, optimizer: Any, student: dspy.Module, trainset: list[dspy.Example], seed: int, s: dict[str, Any]
+    ) -> dspy.Module:
         return optimizer.compile(student, trainset=trainset)
 
 
@@ -62,36 +64,46 @@ class Bootstrap(OptimizerSpec):
     """BootstrapFewShot: demos from train traces the metric accepts, one pass (one debate per question)."""
 
     name = "bootstrap"
-    defaults = {"max_bootstrapped_demos": 2}
+    defaults: ClassVar[dict[str, Any]] = {"max_bootstrapped_demos": 2}
 
     def plan(self, train: int, s: dict[str, Any]) -> tuple[int, int]:
         return train, 0
 
     def build(self, metric: Any, prompt_lm: dspy.LM, seed: int, s: dict[str, Any]) -> Any:
-        return dspy.BootstrapFewShot(metric=metric, max_bootstrapped_demos=s["max_bootstrapped_demos"],
-                                     max_labeled_demos=0, max_rounds=1)
+        return dspy.BootstrapFewShot(
+            metric=metric, max_bootstrapped_demos=s["max_bootstrapped_demos"], max_labeled_demos=0, max_rounds=1
+        )
 
 
 class BootstrapRS(OptimizerSpec):
     """BootstrapFewShotWithRandomSearch: C candidate demo sets, each scored on the train set ((2C + 4) T)."""
 
     name = "bootstrap-rs"
-    defaults = {"max_bootstrapped_demos": 2, "num_candidate_programs": 2, "num_threads": 1}
+    defaults: ClassVar[dict[str, Any]] = {"max_bootstrapped_demos": 2, "num_candidate_programs": 2, "num_threads": 1}
 
     def plan(self, train: int, s: dict[str, Any]) -> tuple[int, int]:
         return (2 * s["num_candidate_programs"] + 4) * train, 0
 
     def build(self, metric: Any, prompt_lm: dspy.LM, seed: int, s: dict[str, Any]) -> Any:
         return dspy.BootstrapFewShotWithRandomSearch(
-            metric=metric, max_bootstrapped_demos=s["max_bootstrapped_demos"], max_labeled_demos=0,
-            num_candidate_programs=s["num_candidate_programs"], num_threads=s["num_threads"])
+            metric=metric,
+            max_bootstrapped_demos=s["max_bootstrapped_demos"],
+            max_labeled_demos=0,
+            num_candidate_programs=s["num_candidate_programs"],
+            num_threads=s["num_threads"],
+        )
 
 
 class Mipro(OptimizerSpec):
     """MIPROv2: (C + 1) T bootstrapping, then (N + 1) trials on V = 0.8 T; 5 C instruction proposals."""
 
     name = "mipro"
-    defaults = {"max_bootstrapped_demos": 2, "num_candidates": 2, "num_trials": 3, "num_threads": 1}
+    defaults: ClassVar[dict[str, Any]] = {
+        "max_bootstrapped_demos": 2,
+        "num_candidates": 2,
+        "num_trials": 3,
+        "num_threads": 1,
+    }
     uses_prompt_model = True
 
     def plan(self, train: int, s: dict[str, Any]) -> tuple[int, int]:
@@ -99,43 +111,75 @@ class Mipro(OptimizerSpec):
         return (c + 1) * train + (s["num_trials"] + 1) * v, 5 * c
 
     def build(self, metric: Any, prompt_lm: dspy.LM, seed: int, s: dict[str, Any]) -> Any:
-        return dspy.MIPROv2(metric=metric, prompt_model=prompt_lm, auto=None, num_candidates=s["num_candidates"],
-                            max_bootstrapped_demos=s["max_bootstrapped_demos"], max_labeled_demos=0,
-                            num_threads=s["num_threads"], seed=seed, verbose=False, track_stats=False)
+        return dspy.MIPROv2(
+            metric=metric,
+            prompt_model=prompt_lm,
+            auto=None,
+            num_candidates=s["num_candidates"],
+            max_bootstrapped_demos=s["max_bootstrapped_demos"],
+            max_labeled_demos=0,
+            num_threads=s["num_threads"],
+            seed=seed,
+            verbose=False,
+            track_stats=False,
+        )
 
-    def compile(self, optimizer: Any, student: dspy.Module, trainset: list[dspy.Example], seed: int,
-                s: dict[str, Any]) -> dspy.Module:
+    def compile(
+        self, optimizer: Any, student: dspy.Module, trainset: list[dspy.Example], seed: int, s: dict[str, Any]
+    ) -> dspy.Module:
         v = max(1, int(0.8 * len(trainset)))
-        return optimizer.compile(student, trainset=trainset, num_trials=s["num_trials"], seed=seed,
-                                 minibatch=v > 35, program_aware_proposer=False, data_aware_proposer=False)
+        return optimizer.compile(
+            student,
+            trainset=trainset,
+            num_trials=s["num_trials"],
+            seed=seed,
+            minibatch=v > 35,
+            program_aware_proposer=False,
+            data_aware_proposer=False,
+        )
 
 
 class Gepa(OptimizerSpec):
     """GEPA: reflective prompt evolution on per-role text feedback; ``max_metric_calls`` debates (3 T if unset)."""
 
     name = "gepa"
-    defaults = {"max_metric_calls": None, "reflection_minibatch_size": 3, "num_threads": 1}
+    defaults: ClassVar[dict[str, Any]] = {"max_metric_calls": None, "reflection_minibatch_size": 3, "num_threads": 1}
     gates_demos = False
     uses_prompt_model = True
 
     def fitted(self, s: dict[str, Any], train: int) -> dict[str, Any]:
-        return {**s, "max_metric_calls": s["max_metric_calls"] or 3 * train,
-                "reflection_minibatch_size": min(s["reflection_minibatch_size"], train)}
+        return {
+            **s,
+            "max_metric_calls": s["max_metric_calls"] or 3 * train,
+            "reflection_minibatch_size": min(s["reflection_minibatch_size"], train),
+        }
 
     def plan(self, train: int, s: dict[str, Any]) -> tuple[int, int]:
         return s["max_metric_calls"], -(-s["max_metric_calls"] // s["reflection_minibatch_size"])
 
     def build(self, metric: Any, prompt_lm: dspy.LM, seed: int, s: dict[str, Any]) -> Any:
-        return dspy.GEPA(metric=metric, max_metric_calls=s["max_metric_calls"], reflection_lm=prompt_lm,
-                         reflection_minibatch_size=s["reflection_minibatch_size"], num_threads=s["num_threads"],
-                         use_merge=False, seed=seed)
+        return dspy.GEPA(
+            metric=metric,
+            max_metric_calls=s["max_metric_calls"],
+            reflection_lm=prompt_lm,
+            reflection_minibatch_size=s["reflection_minibatch_size"],
+            num_threads=s["num_threads"],
+            use_merge=False,
+            seed=seed,
+        )
 
 
 class Simba(OptimizerSpec):
     """SIMBA: steps x bsize x (2C + 1) + (C + 1) T debates, one rule per candidate and step."""
 
     name = "simba"
-    defaults = {"bsize": 4, "num_candidates": 2, "max_steps": 2, "max_demos": 2, "num_threads": 1}
+    defaults: ClassVar[dict[str, Any]] = {
+        "bsize": 4,
+        "num_candidates": 2,
+        "max_steps": 2,
+        "max_demos": 2,
+        "num_threads": 1,
+    }
     gates_demos = False
     uses_prompt_model = True
 
@@ -147,12 +191,19 @@ class Simba(OptimizerSpec):
         return s["max_steps"] * s["bsize"] * (2 * c + 1) + (c + 1) * train, s["max_steps"] * c
 
     def build(self, metric: Any, prompt_lm: dspy.LM, seed: int, s: dict[str, Any]) -> Any:
-        return dspy.SIMBA(metric=metric, bsize=s["bsize"], num_candidates=s["num_candidates"],
-                          max_steps=s["max_steps"], max_demos=s["max_demos"], prompt_model=prompt_lm,
-                          num_threads=s["num_threads"])
+        return dspy.SIMBA(
+            metric=metric,
+            bsize=s["bsize"],
+            num_candidates=s["num_candidates"],
+            max_steps=s["max_steps"],
+            max_demos=s["max_demos"],
+            prompt_model=prompt_lm,
+            num_threads=s["num_threads"],
+        )
 
-    def compile(self, optimizer: Any, student: dspy.Module, trainset: list[dspy.Example], seed: int,
-                s: dict[str, Any]) -> dspy.Module:
+    def compile(
+        self, optimizer: Any, student: dspy.Module, trainset: list[dspy.Example], seed: int, s: dict[str, Any]
+    ) -> dspy.Module:
         return optimizer.compile(student, trainset=trainset, seed=seed)
 
 

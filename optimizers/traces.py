@@ -61,8 +61,9 @@ class DebateTrace(BaseModel):
     flips: list[FlipTrace] = Field(default_factory=list)
 
 
-def debate_trace(transcript: Transcript, is_correct: Callable[[str], bool],
-                 normalize: Callable[[str], str | None] | None = None) -> DebateTrace:
+def debate_trace(
+    transcript: Transcript, is_correct: Callable[[str], bool], normalize: Callable[[str], str | None] | None = None
+) -> DebateTrace:
     """Per-round proposal correctness, critic verdicts and answer flips of one debate.
 
     A critic call in round r judges the same agent's latest proposal (its round-r one unless that
@@ -79,14 +80,32 @@ def debate_trace(transcript: Transcript, is_correct: Callable[[str], bool],
                 continue
             if call.role.answers:
                 answer = clean_answer(str(call.output.get("answer") or ""))  # as the debate counted it
-                latest[call.agent] = ProposalTrace(round=rnd.index, agent=call.agent, answer=answer,
-                                                   correct=is_correct(answer),
-                                                   key=normalize(answer) if normalize is not None else None)
+                latest[call.agent] = ProposalTrace(
+                    round=rnd.index,
+                    agent=call.agent,
+                    answer=answer,
+                    correct=is_correct(answer),
+                    key=normalize(answer) if normalize is not None else None,
+                )
                 trace.proposals.append(latest[call.agent])
             elif call.role == Role.CRITIC and call.agent in latest:
-                trace.critic.append(CriticTrace(round=rnd.index, agent=call.agent,
-                                                proposal_correct=latest[call.agent].correct,
-                                                flagged=call.output.get("verdict") == "flawed"))
-    trace.flips = [FlipTrace(round=f.round, agent=f.agent, kind=f.kind, before_correct=is_correct(f.before),
-                             after_correct=is_correct(f.after)) for rnd in transcript.rounds for f in rnd.flips]
+                trace.critic.append(
+                    CriticTrace(
+                        round=rnd.index,
+                        agent=call.agent,
+                        proposal_correct=latest[call.agent].correct,
+                        flagged=call.output.get("verdict") == "flawed",
+                    )
+                )
+    trace.flips = [
+        FlipTrace(
+            round=f.round,
+            agent=f.agent,
+            kind=f.kind,
+            before_correct=is_correct(f.before),
+            after_correct=is_correct(f.after),
+        )
+        for rnd in transcript.rounds
+        for f in rnd.flips
+    ]
     return trace

@@ -68,8 +68,10 @@ def program_state(debate: Debate) -> dict[str, Any]:
 def _portable_models(data: Any) -> Any:
     """``data`` with every ``model`` string made portable (no machine's path to a local GGUF)."""
     if isinstance(data, dict):
-        return {k: portable_model(v) if k == "model" and isinstance(v, str) else _portable_models(v)
-                for k, v in data.items()}
+        return {
+            k: portable_model(v) if k == "model" and isinstance(v, str) else _portable_models(v)
+            for k, v in data.items()
+        }
     if isinstance(data, list):
         return [_portable_models(v) for v in data]
     return data
@@ -80,16 +82,18 @@ def save_program(debate: Debate, path: str | Path, manifest: dict[str, Any] | No
 
     Local GGUF files in the models folder are saved by name (``local/<name>``), not by path.
     """
-    body = _portable_models({
-        "format": FORMAT,
-        "config": debate.config.model_dump(mode="json"),
-        "roles": program_state(debate),
-        "manifest": {
-            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "versions": _versions(),
-            **(manifest or {}),
-        },
-    })
+    body = _portable_models(
+        {
+            "format": FORMAT,
+            "config": debate.config.model_dump(mode="json"),
+            "roles": program_state(debate),
+            "manifest": {
+                "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "versions": _versions(),
+                **(manifest or {}),
+            },
+        }
+    )
     document = {**body, "sha256": content_digest(body)}
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -125,8 +129,10 @@ def _check_compatible(path: Path, document: dict[str, Any]) -> None:
         )
     saved, current = str(versions.get("madspy", "")), version("madspy")
     if saved.split(".")[:1] != current.split(".")[:1]:
-        raise ProgramFileError(f"{path} was saved by madspy {saved or 'unknown'}; this is madspy {current} "
-                               "(programs move between madspy major versions only by recompiling)")
+        raise ProgramFileError(
+            f"{path} was saved by madspy {saved or 'unknown'}; this is madspy {current} "
+            "(programs move between madspy major versions only by recompiling)"
+        )
 
 
 def _role_states(path: Path, document: dict[str, Any]) -> dict[str, RoleState]:

@@ -102,9 +102,11 @@ def mean_logprob(logprobs: Any) -> float | None:
 def _sum_usage(usages: Any) -> tuple[int, int, int]:
     """Prompt, completion and cached prompt tokens (LiteLLM's ``prompt_tokens_details.cached_tokens``)."""
     usages = [u or {} for u in usages]
-    return (sum(int(u.get("prompt_tokens") or 0) for u in usages),
-            sum(int(u.get("completion_tokens") or 0) for u in usages),
-            sum(int((u.get("prompt_tokens_details") or {}).get("cached_tokens") or 0) for u in usages))
+    return (
+        sum(int(u.get("prompt_tokens") or 0) for u in usages),
+        sum(int(u.get("completion_tokens") or 0) for u in usages),
+        sum(int((u.get("prompt_tokens_details") or {}).get("cached_tokens") or 0) for u in usages),
+    )
 
 
 def _estimate(lm: dspy.LM) -> tuple[int, int]:
@@ -112,8 +114,10 @@ def _estimate(lm: dspy.LM) -> tuple[int, int]:
     prompt = completion = 0
     for entry in lm.history:
         prompt += litellm.token_counter(model=lm.model, messages=entry.get("messages") or [])
-        completion += sum(litellm.token_counter(model=lm.model, text=str(o.get("text", o) if isinstance(o, dict) else o))
-                          for o in entry.get("outputs") or [])
+        completion += sum(
+            litellm.token_counter(model=lm.model, text=str(o.get("text", o) if isinstance(o, dict) else o))
+            for o in entry.get("outputs") or []
+        )
     return prompt, completion
 
 
@@ -135,7 +139,7 @@ def _run(job: Job, t0: float) -> Outcome:
             except AdapterParseError as parse_error:
                 attempts = 2
                 prediction = _with_parse_feedback(job.predictor, parse_error)(**job.inputs, config=job.config)
-        except Exception as e:  # noqa: BLE001 - any failure of one call becomes a failed turn
+        except Exception as e:
             error = _one_line(e)
     billed = _sum_usage(tracker.get_total_tokens().values())
     cached = bool(lm.history) and not any(entry.get("usage") for entry in lm.history)

@@ -19,15 +19,26 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from madspy.core.errors import ConfigError
-
 from madspy.core.models import DEFAULT_MODEL
 from madspy.programs.flips import EchoReaction
 from madspy.programs.memory import MemoryPolicy
 from madspy.programs.protocols import DEFAULT_FOR_TASK_KIND, ProtocolName, TaskKind
 from madspy.programs.topology import Topology
 
-__all__ = ["AgentConfig", "CriticConfig", "DebateConfig", "EchoConfig", "EchoReaction", "MemoryPolicy",
-           "ProtocolName", "RefereeConfig", "RoleConfig", "StopConfig", "TaskKind", "Topology"]
+__all__ = [
+    "AgentConfig",
+    "CriticConfig",
+    "DebateConfig",
+    "EchoConfig",
+    "EchoReaction",
+    "MemoryPolicy",
+    "ProtocolName",
+    "RefereeConfig",
+    "RoleConfig",
+    "StopConfig",
+    "TaskKind",
+    "Topology",
+]
 
 PERSONAS = (
     "a careful analyst who checks every condition of the question",
@@ -37,7 +48,6 @@ PERSONAS = (
     "a teacher who explains each step simply and double-checks it",
 )
 DEBATER_TEMPERATURES = (0.7, 0.8, 0.9)
-
 
 
 def _merge(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
@@ -134,8 +144,10 @@ class DebateConfig(_Strict):
 
     model: str = DEFAULT_MODEL
     api_base: str | None = Field(
-        None, description="URL of the server behind `model` (vLLM, Ollama, llama.cpp's server: an OpenAI-compatible "
-                          "API); roles with a model of their own use LiteLLM's default or environment")
+        None,
+        description="URL of the server behind `model` (vLLM, Ollama, llama.cpp's server: an OpenAI-compatible "
+        "API); roles with a model of their own use LiteLLM's default or environment",
+    )
     agents: list[AgentConfig] = Field(default_factory=lambda: DebateConfig.default_agents(3))
     rounds: int = Field(3, ge=1, le=20, description="rounds in all, the independent round 0 included")
     protocol: ProtocolName = Field("auto", description="auto: by task_kind; unset: judge, or majority without resolver")
@@ -152,12 +164,14 @@ class DebateConfig(_Strict):
     echo: EchoConfig = Field(default_factory=EchoConfig)
     budget_tokens: int | None = Field(None, ge=1, description="hard token budget per question")
     budget_s: float | None = Field(
-        None, gt=0, description="wall-clock budget per question: no step starts after it (the running one finishes)")
+        None, gt=0, description="wall-clock budget per question: no step starts after it (the running one finishes)"
+    )
     topology: Topology = "all"
     neighbors: int = Field(2, ge=1, description="ring: how many neighbours each agent sees")
     group_size: int = Field(3, ge=1, description="groups: agents per group; the decision votes across groups")
     cascade_gate: float | None = Field(
-        None, ge=0.0, le=1.0, description="answer with agent 0 alone first; debate only below this confidence")
+        None, ge=0.0, le=1.0, description="answer with agent 0 alone first; debate only below this confidence"
+    )
     max_tokens: int = Field(512, ge=16, description="completion tokens per call")
     concurrency: int = Field(8, ge=1, description="LM calls in flight at once within one debate")
     timeout_s: float = Field(120.0, gt=0)
@@ -209,8 +223,7 @@ class DebateConfig(_Strict):
         if n < 1:
             raise ValueError("a debate needs at least one agent")
         return [
-            AgentConfig(persona=PERSONAS[i % len(PERSONAS)], temperature=DEBATER_TEMPERATURES[i % 3])
-            for i in range(n)
+            AgentConfig(persona=PERSONAS[i % len(PERSONAS)], temperature=DEBATER_TEMPERATURES[i % 3]) for i in range(n)
         ]
 
     @classmethod

@@ -18,11 +18,15 @@ from __future__ import annotations
 
 from typing import Any
 
-DEEP_REVIEW = ("Deep review: the proposer is unsure. Recompute every step yourself and check each "
-               "number and condition it uses against the question.")
-CHECKLIST = ("Checklist, go through every item before answering: (1) hidden assumptions the question does "
-             "not state; (2) every condition a step cites: is it really in the question, with the same "
-             "numbers?; (3) jumps between steps that skip a needed condition or computation.")
+DEEP_REVIEW = (
+    "Deep review: the proposer is unsure. Recompute every step yourself and check each "
+    "number and condition it uses against the question."
+)
+CHECKLIST = (
+    "Checklist, go through every item before answering: (1) hidden assumptions the question does "
+    "not state; (2) every condition a step cites: is it really in the question, with the same "
+    "numbers?; (3) jumps between steps that skip a needed condition or computation."
+)
 CONFIDENT_FLAGGED = "[a confident proposal the critic flagged: verify this step before trusting the proposal]"
 
 
@@ -43,8 +47,10 @@ def valid_issues(critique: Any) -> list[dict[str, Any]]:
 
 def issue_lines(issues: list[dict[str, Any]]) -> list[str]:
     """Issues as the reviser and the resolver read them, one line each."""
-    return [f"[{i.get('issue_type')}] {i.get('location')}: {i.get('description')} (evidence: {i.get('evidence')})"
-            for i in issues]
+    return [
+        f"[{i.get('issue_type')}] {i.get('location')}: {i.get('description')} (evidence: {i.get('evidence')})"
+        for i in issues
+    ]
 
 
 def focus_for(confidence: float, deep_review_below: float | None) -> str:

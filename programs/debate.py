@@ -43,8 +43,13 @@ from madspy.programs.transcript import Call, Decision, Event, EventKind, Round, 
 from madspy.signatures import Critique, CritiqueProposalOnly, MaskEvaluate, Propose, Referee, Resolve, Revise, Role
 
 # Stops after which the resolver still judges the final proposals with fresh critiques.
-FINAL_CRITIQUE_REASONS = {StopReason.STABLE_ANSWERS, StopReason.MAX_ROUNDS, StopReason.ECHO_ALARM,
-                          StopReason.OFF_TOPIC, StopReason.REFEREE_CONVERGED}
+FINAL_CRITIQUE_REASONS = {
+    StopReason.STABLE_ANSWERS,
+    StopReason.MAX_ROUNDS,
+    StopReason.ECHO_ALARM,
+    StopReason.OFF_TOPIC,
+    StopReason.REFEREE_CONVERGED,
+}
 # Stops that count as converged even when the last votes differ (the referee's call, one confident agent);
 # agents that keep disagreeing (stable_answers) have not converged.
 CONVERGED_REASONS = {StopReason.CONFIDENT_AGREEMENT, StopReason.REFEREE_CONVERGED, StopReason.CASCADE_CONFIDENT}
@@ -58,10 +63,24 @@ MAJORITY_INSTEAD_OF_JUDGE = {
 
 
 @functools.lru_cache(maxsize=128)
-def _lm(model: str, temperature: float, max_tokens: int, timeout_s: float, num_retries: int, cache: bool,
-        api_base: str | None) -> dspy.LM:
-    return make_lm(model, temperature=temperature, max_tokens=max_tokens, timeout_s=timeout_s,
-                   num_retries=num_retries, cache=cache, api_base=api_base)
+def _lm(
+    model: str,
+    temperature: float,
+    max_tokens: int,
+    timeout_s: float,
+    num_retries: int,
+    cache: bool,
+    api_base: str | None,
+) -> dspy.LM:
+    return make_lm(
+        model,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        timeout_s=timeout_s,
+        num_retries=num_retries,
+        cache=cache,
+        api_base=api_base,
+    )
 
 
 def format_proposal(p: dspy.Prediction | dict[str, Any]) -> str:
@@ -116,19 +135,29 @@ class Debate(dspy.Module):
         api_base = c.api_base if model in (None, c.model) else None
         return _lm(model or c.model, temperature, c.max_tokens, c.timeout_s, c.num_retries, c.cache, api_base)
 
-    def job(self, role: Role, agent: int | None, round_: int, model: str | None, temperature: float,
-            **inputs: Any) -> Job:
+    def job(
+        self, role: Role, agent: int | None, round_: int, model: str | None, temperature: float, **inputs: Any
+    ) -> Job:
         """One call of ``role``'s predictor, for ``agent`` (None for the judge-like roles) in round ``round_``."""
         model = model or self.config.model
         # A rollout id per agent keeps identical agents (self-consistency) from sharing cached replies.
         config = {"rollout_id": agent} if agent is not None and temperature > 0 else {}
         if role.answers and self.config.memory == "mask_objective":
             config["logprobs"] = True
-        return Job(role, agent, round_, getattr(self, role), self._lm_for(model, temperature), adapter_for(model),
-                   inputs, config)
+        return Job(
+            role,
+            agent,
+            round_,
+            getattr(self, role),
+            self._lm_for(model, temperature),
+            adapter_for(model),
+            inputs,
+            config,
+        )
 
-    def forward(self, question: str, run_budget: RunBudget | None = None,
-                on_round: Callable[[Round], None] | None = None) -> dspy.Prediction:
+    def forward(
+        self, question: str, run_budget: RunBudget | None = None, on_round: Callable[[Round], None] | None = None
+    ) -> dspy.Prediction:
         """Debate ``question``.
 
         ``run_budget`` is a token budget shared by many questions; ``on_round`` is
@@ -156,8 +185,13 @@ def as_dict(result: dspy.Prediction) -> dict[str, Any]:
 class _Run:
     """The state of one debate on one question (a ``Debate`` is reusable and thread-safe)."""
 
-    def __init__(self, debate: Debate, question: str, run_budget: RunBudget | None = None,
-                 on_round: Callable[[Round], None] | None = None):
+    def __init__(
+        self,
+        debate: Debate,
+        question: str,
+        run_budget: RunBudget | None = None,
+        on_round: Callable[[Round], None] | None = None,
+    ):
         self.debate, self.cfg, self.question = debate, debate.config, question
         self.run_budget, self.on_round = run_budget, on_round
         self.t0 = time.perf_counter()
@@ -233,8 +267,13 @@ class _Run:
             referee_stop = self._referee_step(rnd) if rnd.referee is None else None
             if referee_stop is None and self._far_apart(rnd):
                 self.extra_rounds += 1
-                rnd.events.append(Event(kind=EventKind.EXTRA_ROUND, value=rnd.referee["agreement"],
-                                        threshold=self.cfg.referee.extend_below))
+                rnd.events.append(
+                    Event(
+                        kind=EventKind.EXTRA_ROUND,
+                        value=rnd.referee["agreement"],
+                        threshold=self.cfg.referee.extend_below,
+                    )
+                )
                 return None
         return reason
 
@@ -253,8 +292,11 @@ class _Run:
         serial = all(one_call_at_a_time(job.lm.model) for job in jobs)
         outcomes = run_jobs(jobs, 1 if serial else self.cfg.concurrency, self.t0)
         rnd.calls.extend(o.call for o in outcomes)
-        rnd.events += [Event(kind=EventKind.CALL_FAILED, role=o.call.role, agent=o.call.agent, error=o.call.error)
-                       for o in outcomes if not o.call.ok]
+        rnd.events += [
+            Event(kind=EventKind.CALL_FAILED, role=o.call.role, agent=o.call.agent, error=o.call.error)
+            for o in outcomes
+            if not o.call.ok
+        ]
         return outcomes
 
     def _answer_step(self, rnd: Round, agents: list[int]) -> None:
@@ -263,23 +305,39 @@ class _Run:
         for i in agents:
             agent = cfg.agents[i]
             if i not in self.proposals:
-                jobs.append(d.job(Role.PROPOSER, i, rnd.index, agent.model, agent.temperature,
-                                  question=self.question, persona=agent.persona))
+                jobs.append(
+                    d.job(
+                        Role.PROPOSER,
+                        i,
+                        rnd.index,
+                        agent.model,
+                        agent.temperature,
+                        question=self.question,
+                        persona=agent.persona,
+                    )
+                )
                 continue
             seen = visible(i, len(cfg.agents), cfg.topology, cfg.neighbors, cfg.group_size)
             answers = [{v.agent: v.answer for v in votes} for votes in self.history]
-            jobs.append(d.job(
-                Role.REVISER, i, rnd.index, agent.model, agent.temperature,
-                question=self.question,
-                peer_answers=peer_view(cfg.memory, seen, self.memories, self.dropped, answers,
-                                       cfg.summary_keep_rounds),
-                persona=agent.persona,
-                previous_answer=format_proposal(self.proposals[i]),
-                critiques=self.critiques.get(i, []),
-                referee_note="\n".join(filter(None, [self._anchor(), self.notes.get(i, "")])),
-            ))
+            jobs.append(
+                d.job(
+                    Role.REVISER,
+                    i,
+                    rnd.index,
+                    agent.model,
+                    agent.temperature,
+                    question=self.question,
+                    peer_answers=peer_view(
+                        cfg.memory, seen, self.memories, self.dropped, answers, cfg.summary_keep_rounds
+                    ),
+                    persona=agent.persona,
+                    previous_answer=format_proposal(self.proposals[i]),
+                    critiques=self.critiques.get(i, []),
+                    referee_note="\n".join(filter(None, [self._anchor(), self.notes.get(i, "")])),
+                )
+            )
         self.notes = {}
-        for job, outcome in zip(jobs, self._run(jobs, rnd)):
+        for job, outcome in zip(jobs, self._run(jobs, rnd), strict=True):
             if outcome.prediction is not None:
                 outcome.prediction["answer"] = clean_answer(str(outcome.prediction.get("answer") or ""))
                 self.proposals[job.agent] = outcome.prediction
@@ -296,8 +354,11 @@ class _Run:
     def _mask_step(self, rnd: Round) -> None:
         """Drop last-round answers before the next round sees them (MAD-M2)."""
         last = self.memories[-1]
-        logprobs = {c.agent: c.mean_logprob for c in self.transcript.rounds[rnd.index - 1].calls
-                    if c.role.answers and c.agent in last}
+        logprobs = {
+            c.agent: c.mean_logprob
+            for c in self.transcript.rounds[rnd.index - 1].calls
+            if c.role.answers and c.agent in last
+        }
         if self.cfg.memory == "mask_objective" and all(logprobs.get(j) is not None for j in last):
             kept = best_by_logprob(logprobs, self.cfg.objective_keep)
             labels = {j: f"logprob {logprobs[j]:.3f}" for j in last}
@@ -313,10 +374,14 @@ class _Run:
     def _mask_labels(self, rnd: Round, last: dict[int, str]) -> dict[int, str]:
         """The mask evaluator's YES / NO / NOT_SURE per memory (ERROR, kept, when its call failed)."""
         mask = self.cfg.mask
-        jobs = [self.debate.job(Role.MASK, j, rnd.index, mask.model, mask.temperature,
-                                question=self.question, memory=text) for j, text in last.items()]
-        return {j: str(o.prediction.label) if o.prediction is not None else "ERROR"
-                for j, o in zip(last, self._run(jobs, rnd))}
+        jobs = [
+            self.debate.job(Role.MASK, j, rnd.index, mask.model, mask.temperature, question=self.question, memory=text)
+            for j, text in last.items()
+        ]
+        return {
+            j: str(o.prediction.label) if o.prediction is not None else "ERROR"
+            for j, o in zip(last, self._run(jobs, rnd), strict=True)
+        }
 
     def _votes(self, rnd: Round) -> list[Vote]:
         """Each usable proposal as a vote on its normalized answer (recorded on the round)."""
@@ -337,8 +402,16 @@ class _Run:
         for v in votes:
             if v.agent in before and before[v.agent] != v.key:
                 ref = str(self.proposals[v.agent].get("evidence_ref") or "")
-                rnd.flips.append(Flip(agent=v.agent, round=rnd.index, before=before[v.agent], after=v.key,
-                                      evidence_ref=ref, kind=flip_kind(ref)))
+                rnd.flips.append(
+                    Flip(
+                        agent=v.agent,
+                        round=rnd.index,
+                        before=before[v.agent],
+                        after=v.key,
+                        evidence_ref=ref,
+                        kind=flip_kind(ref),
+                    )
+                )
         rnd.echo_ratio = echo_ratio([f.kind for f in rnd.flips])
         if self._echo_alarm(rnd):
             rnd.events.append(Event(kind=EventKind.ECHO_ALARM, value=rnd.echo_ratio, threshold=self.cfg.echo.threshold))
@@ -378,8 +451,20 @@ class _Run:
         """The referee's call: relevance, convergence and an intervention for the next round; a stop reason."""
         d, ref = self.debate, self.cfg.referee
         round_text = "\n\n".join(f"agent {i}: {text}" for i, text in self.memories[-1].items())
-        (outcome,) = self._run([d.job(Role.REFEREE, None, rnd.index, ref.model, ref.temperature,
-                                      question=self.question, round_text=round_text)], rnd)
+        (outcome,) = self._run(
+            [
+                d.job(
+                    Role.REFEREE,
+                    None,
+                    rnd.index,
+                    ref.model,
+                    ref.temperature,
+                    question=self.question,
+                    round_text=round_text,
+                )
+            ],
+            rnd,
+        )
         p = outcome.prediction
         if p is None:
             return None
@@ -387,7 +472,8 @@ class _Run:
         if p.relevance < ref.threshold:
             self.off_topic += 1
             note = str(p.intervention or "").strip() or (
-                f"Off topic: {p.off_topic_summary}. Return to the original question: \"{self.question}\"")
+                f'Off topic: {p.off_topic_summary}. Return to the original question: "{self.question}"'
+            )
             for i in range(len(self.cfg.agents)):
                 self.notes[i] = "\n".join(filter(None, [f"Referee: {note}", self.notes.get(i, "")]))
             rnd.events.append(Event(kind=EventKind.OFF_TOPIC, value=p.relevance, threshold=ref.threshold))
@@ -425,19 +511,31 @@ class _Run:
             quiet = {i: CHECKLIST for i, issues in found.items() if not issues}
             found.update(self._critique(rnd, quiet))
         self.critiques = {i: issue_lines(issues) or ["the critic found no valid issue"] for i, issues in found.items()}
-        self.flagged_confident = {i for i, issues in found.items()
-                                  if issues and critic.flag_weight_above is not None and conf[i] > critic.flag_weight_above}
+        self.flagged_confident = {
+            i
+            for i, issues in found.items()
+            if issues and critic.flag_weight_above is not None and conf[i] > critic.flag_weight_above
+        }
 
     def _critique(self, rnd: Round, focus: dict[int, str]) -> dict[int, list[dict[str, Any]]]:
         """Critic calls for the agents in ``focus``; their valid issues (failed calls are left out)."""
         d, critic = self.debate, self.cfg.critic
         agents = sorted(focus)
-        jobs = [d.job(Role.CRITIC, i, rnd.index, critic.model, critic.temperature,
-                      proposal=format_proposal(self.proposals[i]), focus=focus[i],
-                      **({} if critic.isolated else {"question": self.question}))
-                for i in agents]
+        jobs = [
+            d.job(
+                Role.CRITIC,
+                i,
+                rnd.index,
+                critic.model,
+                critic.temperature,
+                proposal=format_proposal(self.proposals[i]),
+                focus=focus[i],
+                **({} if critic.isolated else {"question": self.question}),
+            )
+            for i in agents
+        ]
         found = {}
-        for i, outcome in zip(agents, self._run(jobs, rnd)):
+        for i, outcome in zip(agents, self._run(jobs, rnd), strict=True):
             if outcome.prediction is None:
                 continue
             found[i] = valid_issues(outcome.prediction)
@@ -451,11 +549,18 @@ class _Run:
         d, resolver = self.debate, self.cfg.resolver
         rnd = self.transcript.rounds[-1]
         job = d.job(
-            Role.RESOLVER, None, rnd.index, resolver.model, resolver.temperature,
+            Role.RESOLVER,
+            None,
+            rnd.index,
+            resolver.model,
+            resolver.temperature,
             question=self.question,
             proposals=[f"agent {v.agent}: {format_proposal(self.proposals[v.agent])}" for v in votes],
-            critiques=[f"on agent {i}: {CONFIDENT_FLAGGED + ' ' if i in self.flagged_confident else ''}{line}"
-                       for i, lines in sorted(self.critiques.items()) for line in lines],
+            critiques=[
+                f"on agent {i}: {CONFIDENT_FLAGGED + ' ' if i in self.flagged_confident else ''}{line}"
+                for i, lines in sorted(self.critiques.items())
+                for line in lines
+            ],
             tally=format_tally(counts),
         )
         (outcome,) = self._run([job], rnd)
@@ -465,8 +570,13 @@ class _Run:
         if echoes_tally(str(p.final_answer)):
             rnd.events.append(Event(kind=EventKind.TALLY_ECHOED))
             return None
-        return Decision(protocol="judge", answer=clean_answer(str(p.final_answer)), confidence=float(p.confidence),
-                        tally=counts, judge_status=str(p.status))
+        return Decision(
+            protocol="judge",
+            answer=clean_answer(str(p.final_answer)),
+            confidence=float(p.confidence),
+            tally=counts,
+            judge_status=str(p.status),
+        )
 
     def _decide(self, votes: list[Vote], stop: StopReason) -> Decision:
         protocol = self.cfg.decision_protocol
@@ -485,8 +595,13 @@ class _Run:
 
     def _finish(self, stop: StopReason) -> dspy.Prediction:
         votes = next((v for v in reversed(self.history) if v), [])
-        decision = self._decide(votes, stop) if votes else Decision(
-            protocol=self.cfg.decision_protocol, answer=None, confidence=0.0, tally={}, note="no agent answered")
+        decision = (
+            self._decide(votes, stop)
+            if votes
+            else Decision(
+                protocol=self.cfg.decision_protocol, answer=None, confidence=0.0, tally={}, note="no agent answered"
+            )
+        )
         calls: list[Call] = self.transcript.calls()
         t = self.transcript
         t.decision, t.status, t.stop_reason = decision, _status(stop, votes, decision, calls), stop

@@ -65,17 +65,31 @@ def summary_line(round_index: int, answers: dict[int, str]) -> str:
     return f"round {round_index} summary: " + "; ".join(parts)
 
 
-def peer_view(policy: str, visible: set[int], rounds: list[dict[int, str]], dropped: set[int],
-              answers: list[dict[int, str]] | None = None, keep: int = 1) -> list[str]:
+def peer_view(
+    policy: str,
+    visible: set[int],
+    rounds: list[dict[int, str]],
+    dropped: set[int],
+    answers: list[dict[int, str]] | None = None,
+    keep: int = 1,
+) -> list[str]:
     """The answers of the ``visible`` peers, from formatted proposals per round (oldest first).
 
     ``answers`` (the bare answers per round) feed the ``summary`` policy's old-round lines.
     """
     if policy in ("full", "summary"):
         start = max(0, len(rounds) - keep) if policy == "summary" else 0
-        old = [summary_line(r, {j: a for j, a in answers[r].items() if j in visible})
-               for r in range(start)] if answers else []
-        return old + [f"agent {j}, round {r}: {text}" for r, snap in enumerate(rounds) if r >= start
-                      for j, text in snap.items() if j in visible]
+        old = (
+            [summary_line(r, {j: a for j, a in answers[r].items() if j in visible}) for r in range(start)]
+            if answers
+            else []
+        )
+        return old + [
+            f"agent {j}, round {r}: {text}"
+            for r, snap in enumerate(rounds)
+            if r >= start
+            for j, text in snap.items()
+            if j in visible
+        ]
     last = rounds[-1] if rounds else {}
     return [f"agent {j}: {text}" for j, text in last.items() if j in visible and j not in dropped]

@@ -69,8 +69,14 @@ def _weighted(votes: list[Vote], weight: Callable[[Vote], float], name: str, not
     counts = tally(votes)
     top = max(scores, key=lambda k: (scores[k], counts[k]))
     total = sum(scores.values())
-    return Decision(protocol=name, answer=_answer_text(votes, top), confidence=scores[top] / total if total else 0.0,
-                    tally=counts, note=note, candidates={k: round(s, 4) for k, s in scores.items()})
+    return Decision(
+        protocol=name,
+        answer=_answer_text(votes, top),
+        confidence=scores[top] / total if total else 0.0,
+        tally=counts,
+        note=note,
+        candidates={k: round(s, 4) for k, s in scores.items()},
+    )
 
 
 class Protocol(_Protocol):
@@ -92,8 +98,12 @@ class Plurality:
         counts = tally(votes)
         support = {k: sum(v.confidence for v in votes if v.key == k) for k in counts}
         top = max(counts, key=lambda k: (counts[k], support[k]))
-        return Decision(protocol=self.name, answer=_answer_text(votes, top),
-                        confidence=counts[top] / len(votes) * support[top] / counts[top], tally=counts)
+        return Decision(
+            protocol=self.name,
+            answer=_answer_text(votes, top),
+            confidence=counts[top] / len(votes) * support[top] / counts[top],
+            tally=counts,
+        )
 
 
 class Majority(Plurality):
@@ -104,8 +114,12 @@ class Majority(Plurality):
     def decide(self, votes: list[Vote], ctx: DecisionContext | None = None) -> Decision:
         d = super().decide(votes, ctx)
         strict = d.tally[next(iter(d.tally))] * 2 > len(votes)
-        return d.model_copy(update={"protocol": self.name,
-                                    "note": "" if strict else "no strict majority; plurality with confidence tie-break"})
+        return d.model_copy(
+            update={
+                "protocol": self.name,
+                "note": "" if strict else "no strict majority; plurality with confidence tie-break",
+            }
+        )
 
 
 class ConfidenceWeighted:
@@ -179,14 +193,19 @@ class FreeMad:
         counts = tally(votes)
         top = max(scores, key=lambda k: (scores[k], counts[k]))
         total = sum(scores.values())
-        return Decision(protocol=self.name, answer=_answer_text(votes, top),
-                        confidence=scores[top] / total if total else 0.0, tally=counts,
-                        candidates={k: round(s, 4) for k, s in scores.items()},
-                        note="all final answers kept in candidates")
+        return Decision(
+            protocol=self.name,
+            answer=_answer_text(votes, top),
+            confidence=scores[top] / total if total else 0.0,
+            tally=counts,
+            candidates={k: round(s, 4) for k, s in scores.items()},
+            note="all final answers kept in candidates",
+        )
 
 
-PROTOCOLS: dict[str, type] = {p.name: p for p in (Majority, Plurality, ConfidenceWeighted, CreditWeighted,
-                                                   Unanimity, JudgeProtocol, FreeMad)}
+PROTOCOLS: dict[str, type] = {
+    p.name: p for p in (Majority, Plurality, ConfidenceWeighted, CreditWeighted, Unanimity, JudgeProtocol, FreeMad)
+}
 # A config's protocol: one of PROTOCOLS, or auto (chosen by the task's kind).
 ProtocolName = Literal["auto", "majority", "plurality", "confidence", "credit", "unanimity", "judge", "free"]
 assert set(get_args(ProtocolName)) == {"auto", *PROTOCOLS}, "ProtocolName and PROTOCOLS name the same protocols"

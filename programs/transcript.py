@@ -26,6 +26,7 @@ from madspy.programs.flips import Flip
 from madspy.programs.memory import MaskDecision
 from madspy.signatures import Role
 
+
 class Status(Vocabulary):
     """What a debate's result is (the resolver's own ``status`` field is a subset)."""
 
@@ -103,7 +104,6 @@ class Event(BaseModel):
     def __str__(self) -> str:
         who = f"{self.role} {self.agent}" if self.agent is not None else f"{self.role}"
         return _PROSE[self.kind].format(**self.model_dump(), who=who, not_="" if self.flag else "not ")
-
 
 
 class Call(BaseModel):

@@ -8,13 +8,27 @@ from madspy.testing import Turn
 
 
 def proposal(answer: str, confidence: float = 0.7, evidence: str = "none") -> dict[str, Any]:
-    return {"reasoning_steps": [f"so the answer is {answer}"], "answer": answer,
-            "confidence": confidence, "evidence_ref": evidence}
+    return {
+        "reasoning_steps": [f"so the answer is {answer}"],
+        "answer": answer,
+        "confidence": confidence,
+        "evidence_ref": evidence,
+    }
 
 
 def critique(flawed: bool) -> dict[str, Any]:
-    issues = [{"location": "step 1", "issue_type": "calculation_error",
-               "description": "the product is wrong", "evidence": "17*23=391"}] if flawed else []
+    issues = (
+        [
+            {
+                "location": "step 1",
+                "issue_type": "calculation_error",
+                "description": "the product is wrong",
+                "evidence": "17*23=391",
+            }
+        ]
+        if flawed
+        else []
+    )
     return {"issues": issues, "verdict": "flawed" if flawed else "sound"}
 
 

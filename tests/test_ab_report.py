@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from scripts import critique, proposal, resolution
 
 from madspy.ab import ab, program_spec
 from madspy.cli import main
@@ -16,7 +17,6 @@ from madspy.port import PortError, port
 from madspy.programs import Debate, DebateConfig
 from madspy.programs.artifact import load_program, save_program
 from madspy.testing import Turn, calls_of
-from scripts import critique, proposal, resolution
 
 N = 8
 MARK = "[compiled]"
@@ -56,8 +56,12 @@ def ab_run(tmp_path_factory):
     model = register_script("ab-compiled-vs-handwritten", compiled_beats_handwritten)
     tmp = tmp_path_factory.mktemp("ab")
     program = compiled_program(tmp / "x.json", model)
-    return ab(str(program), "handwritten", "arithmetic", model, out=tmp / "ab", n=N, concurrency=4, cache=False), \
-        program, model, tmp
+    return (
+        ab(str(program), "handwritten", "arithmetic", model, out=tmp / "ab", n=N, concurrency=4, cache=False),
+        program,
+        model,
+        tmp,
+    )
 
 
 def test_ab_verdict_table_and_report(ab_run, capsys):
@@ -77,8 +81,26 @@ def test_ab_verdict_table_and_report(ab_run, capsys):
 
     # The CLI resumes the same folder (no model call) and prints the table and the verdict.
     before = len(calls_of(model))
-    assert main(["ab", "--a", str(program), "--b", "handwritten", "--task", "arithmetic", "--model", model,
-                 "--n", str(N), "--out", str(tmp / "ab")]) == 0
+    assert (
+        main(
+            [
+                "ab",
+                "--a",
+                str(program),
+                "--b",
+                "handwritten",
+                "--task",
+                "arithmetic",
+                "--model",
+                model,
+                "--n",
+                str(N),
+                "--out",
+                str(tmp / "ab"),
+            ]
+        )
+        == 0
+    )
     out = " ".join(capsys.readouterr().out.split())  # unwrap the terminal's lines
     assert len(calls_of(model)) == before
     assert "critic hit-rate" in out and f"beats {twin} by 100.0%" in out and "report.html" in out
@@ -102,9 +124,18 @@ def test_handwritten_opposite_a_saved_program_is_its_twin(tmp_path):
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"headless Chromium not installed at {CHROMIUM}")
 def test_report_renders_in_headless_chromium(ab_run, tmp_path):
     result, program, _, tmp = ab_run
-    flags = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={tmp_path / 'profile'}"]
+    flags = [
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}",
+    ]
     url = result.report.resolve().as_uri()
     dom = subprocess.run([*flags, "--dump-dom", url], capture_output=True, text=True, timeout=60).stdout
 
@@ -112,15 +143,20 @@ def test_report_renders_in_headless_chromium(ab_run, tmp_path):
         slug = re.sub("[^a-z0-9]+", "-", str(name).lower()).strip("-")
         return f'<svg id="reliability-{slug}" class="plot reliability"'
 
-    for element in (reliability(program), reliability(tmp / "ab" / "handwritten.json"), '<svg id="accuracy-tokens"',
-                    '<table id="summary">', '<table id="comparison">', '<table id="disagreements">'):
+    for element in (
+        reliability(program),
+        reliability(tmp / "ab" / "handwritten.json"),
+        '<svg id="accuracy-tokens"',
+        '<table id="summary">',
+        '<table id="comparison">',
+        '<table id="disagreements">',
+    ):
         assert element in dom
     assert dom.count('class="point"') == 2 and dom.count('<rect class="bin"') >= 2
     assert dom.count("<tr><th>") >= N  # a disagreement line per question
 
     png = tmp_path / "report.png"
-    subprocess.run([*flags, f"--screenshot={png}", "--window-size=1200,1400", url], capture_output=True,
-                   timeout=60)
+    subprocess.run([*flags, f"--screenshot={png}", "--window-size=1200,1400", url], capture_output=True, timeout=60)
     data = png.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
 
@@ -142,8 +178,14 @@ def test_port_keeps_role_models_unless_all_roles(scripted, tmp_path):
     other = scripted(compiled_beats_handwritten)
     strong = scripted(lambda turn: resolution(str(gold(turn.inputs["question"]))))
     # Agents disagree in confidence below the gate, so the judge (a strong model of its own) decides.
-    program = compiled_program(tmp_path / "mixed.json", cheap, rounds=1, resolver={"model": strong},
-                               protocol="judge", stop={"agreement_gate": None})
+    program = compiled_program(
+        tmp_path / "mixed.json",
+        cheap,
+        rounds=1,
+        resolver={"model": strong},
+        protocol="judge",
+        stop={"agreement_gate": None},
+    )
     r = port(program, other, "arithmetic", out=tmp_path / "port", n=3, concurrency=2)
     assert (r.source_model, r.target_model, r.gap) == (cheap, other, 0.0)
     assert load_program(r.program).config.resolver.model == strong
@@ -160,8 +202,11 @@ def test_port_keeps_role_models_unless_all_roles(scripted, tmp_path):
 def test_port_recompile_compares_on_questions_outside_the_train_set(scripted, tmp_path):
     cheap, other = scripted(compiled_beats_handwritten), scripted(compiled_beats_handwritten)
     program = compiled_program(tmp_path / "x.json", cheap, rounds=1)
-    save_program(load_program(program), program, manifest={"task": "arithmetic", "data": {"train": 2, "dev": 1},
-                                                           "optimizer": {"name": "bootstrap"}})
+    save_program(
+        load_program(program),
+        program,
+        manifest={"task": "arithmetic", "data": {"train": 2, "dev": 1}, "optimizer": {"name": "bootstrap"}},
+    )
     r = port(program, other, "arithmetic", out=tmp_path / "port", n=4, concurrency=2, recompile=True)
     manifest = load_program(tmp_path / "port" / "recompiled.json").manifest
     assert manifest["model"] == other and manifest["data"]["train"] == 2

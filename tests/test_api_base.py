@@ -12,8 +12,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from madspy.core import local
 from madspy.cli import main
+from madspy.core import local
 from madspy.programs import Debate, DebateConfig, Transcript
 
 pytestmark = pytest.mark.local_model
@@ -36,9 +36,24 @@ def api_base(tmp_path_factory) -> Iterator[str]:
     log = tmp_path_factory.mktemp("llama-server") / "server.log"
     with open(log, "w") as sink:
         server = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", str(local.resolve(local.DEFAULT_MODEL)),
-             "--model_alias", "smollm2", "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096"],
-            stdout=sink, stderr=subprocess.STDOUT)
+            [
+                sys.executable,
+                "-m",
+                "llama_cpp.server",
+                "--model",
+                str(local.resolve(local.DEFAULT_MODEL)),
+                "--model_alias",
+                "smollm2",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--n_ctx",
+                "4096",
+            ],
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
     base = f"http://127.0.0.1:{port}/v1"
     try:
         deadline = time.monotonic() + 120
@@ -59,8 +74,16 @@ def api_base(tmp_path_factory) -> Iterator[str]:
 
 def test_a_debate_through_the_server_counts_usage_and_keeps_its_transcript(api_base, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "unused-by-a-local-server")
-    config = DebateConfig.with_agents(2, model="openai/smollm2", api_base=api_base, rounds=2, max_tokens=48,
-                                      cache=False, num_retries=0, stop={"stable_rounds": 0, "agreement_gate": None})
+    config = DebateConfig.with_agents(
+        2,
+        model="openai/smollm2",
+        api_base=api_base,
+        rounds=2,
+        max_tokens=48,
+        cache=False,
+        num_retries=0,
+        stop={"stable_rounds": 0, "agreement_gate": None},
+    )
     result = Debate(config)(question="What is 2 + 3?")
     calls = result.transcript.calls()
     assert result.status in STATUSES and calls and calls[0].role == "proposer"
@@ -72,9 +95,26 @@ def test_a_debate_through_the_server_counts_usage_and_keeps_its_transcript(api_b
 
 def test_run_takes_api_base_from_the_command_line(api_base, monkeypatch, capsys, tmp_path):
     monkeypatch.setenv("OPENAI_API_KEY", "unused-by-a-local-server")
-    code = main(["run", "What is 6 * 7?", "--model", "openai/smollm2", "--api-base", api_base, "--agents", "1",
-                 "--rounds", "1", "--max-tokens", "32", "--no-cache", "--json", "--transcript",
-                 str(tmp_path / "t.json")])
+    code = main(
+        [
+            "run",
+            "What is 6 * 7?",
+            "--model",
+            "openai/smollm2",
+            "--api-base",
+            api_base,
+            "--agents",
+            "1",
+            "--rounds",
+            "1",
+            "--max-tokens",
+            "32",
+            "--no-cache",
+            "--json",
+            "--transcript",
+            str(tmp_path / "t.json"),
+        ]
+    )
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and out["status"] in STATUSES and out["usage"]["calls"] >= 1
     assert out["usage"]["prompt_tokens"] > 0

@@ -17,8 +17,9 @@ def saved(scripted, tmp_path):
     model = scripted(lambda t: "unused")
     debate = Debate(DebateConfig.with_agents(2, model=model, rounds=2, protocol="majority"))
     debate.critic.signature = debate.critic.signature.with_instructions("Find the calculation error.")
-    debate.proposer.demos = [dspy.Example(question="2+2?", persona="p", reasoning_steps=["2+2=4"], answer="4",
-                                         confidence=0.9)]
+    debate.proposer.demos = [
+        dspy.Example(question="2+2?", persona="p", reasoning_steps=["2+2=4"], answer="4", confidence=0.9)
+    ]
     path = tmp_path / "program.json"
     save_program(debate, path, manifest={"task": "arithmetic"})
     return path
@@ -73,7 +74,7 @@ def test_file_from_another_dspy_minor_is_refused(saved):
 
     doc["sha256"] = content_digest(body)
     saved.write_text(json.dumps(doc))
-    with pytest.raises(ProgramFileError, match="dspy 2.6.27"):
+    with pytest.raises(ProgramFileError, match=r"dspy 2\.6\.27"):
         load_program(saved)
 
 

@@ -22,8 +22,24 @@ def test_engine_benchmark_reports_efficiency_overhead_and_throughput():
 
 
 def test_cli_bench_prints_json(capsys):
-    assert main(["bench", "engine", "--latency", "0.05", "--questions", "4", "--concurrency", "4", "--repeats", "1",
-                 "--json"]) == 0
+    assert (
+        main(
+            [
+                "bench",
+                "engine",
+                "--latency",
+                "0.05",
+                "--questions",
+                "4",
+                "--concurrency",
+                "4",
+                "--repeats",
+                "1",
+                "--json",
+            ]
+        )
+        == 0
+    )
     assert json.loads(capsys.readouterr().out)["concurrency_efficiency"]["5x3"] > 0
     assert main(["bench", "engine", "--latency", "-1"]) == 2
 
@@ -32,8 +48,14 @@ def test_cli_bench_prints_json(capsys):
 def test_bench_local_times_reuse_against_no_reuse_on_the_same_questions(capsys):
     assert main(["bench", "local", "--questions", "2", "--programs", "cot", "--max-tokens", "48", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
-    assert {"prompt_tokens_per_s", "generation_tokens_per_s", "prefix_hit_rate", "debate_wall_s", "speedup",
-            "same_answers"} <= result.keys()
+    assert {
+        "prompt_tokens_per_s",
+        "generation_tokens_per_s",
+        "prefix_hit_rate",
+        "debate_wall_s",
+        "speedup",
+        "same_answers",
+    } <= result.keys()
     assert set(result["debate_wall_s"]) == {"reuse", "no_reuse"} and min(result["debate_wall_s"].values()) > 0
     cot = result["programs"]["cot"]
     assert len(cot["answers"]["reuse"]) == len(cot["answers"]["no_reuse"]) == 2

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from scripts import by_agent
 
 from madspy.cli import main
 from madspy.programs import Debate, DebateConfig
 from madspy.programs.artifact import save_program
-from scripts import by_agent
 
 PERSONAS = [a.persona for a in DebateConfig.default_agents(3)]
 
@@ -37,8 +37,9 @@ def test_json_output_has_the_documented_keys(capsys, model):
 
 
 def test_show_prints_the_whole_debate(capsys, model, tmp_path):
-    code, out, _ = run(capsys, "What is 17 * 23?", "--model", model, "--show", "--no-cache",
-                       "--transcript", str(tmp_path / "t.json"))
+    code, out, _ = run(
+        capsys, "What is 17 * 23?", "--model", model, "--show", "--no-cache", "--transcript", str(tmp_path / "t.json")
+    )
     assert code == 0
     for text in ("round 0", "round 1", "proposer", "critic", "resolver", "status:", "stop reason:", "tokens:"):
         assert text in out
@@ -46,8 +47,19 @@ def test_show_prints_the_whole_debate(capsys, model, tmp_path):
 
 
 def test_plain_output_is_the_answer_then_a_summary(capsys, model):
-    code, out, err = run(capsys, "What is 17 * 23?", "--model", model, "--agents", "3", "--protocol", "majority",
-                         "--no-resolver", "--no-critic", "--no-cache")
+    code, out, err = run(
+        capsys,
+        "What is 17 * 23?",
+        "--model",
+        model,
+        "--agents",
+        "3",
+        "--protocol",
+        "majority",
+        "--no-resolver",
+        "--no-critic",
+        "--no-cache",
+    )
     assert code == 0 and out.strip() == "391"
     assert "status" in err and "tokens" in err
 
@@ -108,8 +120,9 @@ def test_malformed_questions_file_names_the_line(capsys, tmp_path, model):
 
 
 def test_presets_run_the_baselines(capsys, scripted):
-    model = scripted(lambda turn: {"reasoning_steps": ["x"], "answer": "391", "confidence": 0.6,
-                                   "evidence_ref": "none"})
+    model = scripted(
+        lambda turn: {"reasoning_steps": ["x"], "answer": "391", "confidence": 0.6, "evidence_ref": "none"}
+    )
     code, out, _ = run(capsys, "q", "--preset", "sc:4", "--model", model, "--json")
     rounds = json.loads(out)["transcript"]["rounds"]
     assert code == 0 and len(rounds) == 1 and len(rounds[0]["calls"]) == 4
@@ -154,8 +167,9 @@ def test_every_mechanism_is_reachable_from_run(capsys, model, tmp_path, argv, pa
 def test_credit_ledger_option_and_run_budget(capsys, model, tmp_path):
     ledger = tmp_path / "credit.json"
     ledger.write_text('{"0": 3.0, "1": 0.1, "2": 0.1}')
-    code, out, _ = run(capsys, "q", "--model", model, "--protocol", "credit", "--credit-ledger", str(ledger),
-                       "--rounds", "1", "--json")
+    code, out, _ = run(
+        capsys, "q", "--model", model, "--protocol", "credit", "--credit-ledger", str(ledger), "--rounds", "1", "--json"
+    )
     assert code == 0 and json.loads(out)["transcript"]["decision"]["candidates"] == {"391": 3.1, "401": 0.1}
     questions = tmp_path / "q.jsonl"
     questions.write_text('{"question": "a"}\n{"question": "b"}\n{"question": "c"}\n')
@@ -172,20 +186,38 @@ def test_bad_set_and_misplaced_run_budget_are_refused(capsys, model):
     assert code == 2 and "--run-budget applies to --file" in err
 
 
-@pytest.mark.parametrize("argv", [
-    ["eval", "--task", "arithmetic", "--programs", "cot", "--n", "1", "--max-tokens", "8", "--out", "{tmp}/ev"],
-    ["compile", "--handwritten", "--task", "arithmetic", "--max-tokens", "8", "--out", "{tmp}/p.json"],
-    ["run", "What is 2 + 2?", "--max-tokens", "8"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["eval", "--task", "arithmetic", "--programs", "cot", "--n", "1", "--max-tokens", "8", "--out", "{tmp}/ev"],
+        ["compile", "--handwritten", "--task", "arithmetic", "--max-tokens", "8", "--out", "{tmp}/p.json"],
+        ["run", "What is 2 + 2?", "--max-tokens", "8"],
+    ],
+)
 def test_a_value_out_of_range_names_its_flag_and_range_in_every_command(capsys, model, tmp_path, argv):
     # Before, eval reported `unknown program 'cot'` for a max-tokens value pydantic refused.
     code = main([a.format(tmp=tmp_path) for a in argv] + ["--model", model])
     out, err = capsys.readouterr()
     assert code == 2 and out == ""
-    assert err.strip() == "madspy: error: --max-tokens (max_tokens): Input should be greater than or equal to 16 (got 8)"
+    assert (
+        err.strip() == "madspy: error: --max-tokens (max_tokens): Input should be greater than or equal to 16 (got 8)"
+    )
 
 
 def test_an_unknown_program_is_still_named_as_such(capsys, model, tmp_path):
-    code = main(["eval", "--task", "arithmetic", "--programs", "cot,sc:zero", "--n", "1", "--model", model,
-                 "--out", str(tmp_path / "ev")])
+    code = main(
+        [
+            "eval",
+            "--task",
+            "arithmetic",
+            "--programs",
+            "cot,sc:zero",
+            "--n",
+            "1",
+            "--model",
+            model,
+            "--out",
+            str(tmp_path / "ev"),
+        ]
+    )
     assert code == 2 and "unknown program 'sc:zero'" in capsys.readouterr().err

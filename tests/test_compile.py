@@ -7,16 +7,16 @@ import re
 
 import dspy
 import pytest
+from scripts import proposal
 
 from madspy.cli import main
-from madspy.data import get_task
 from madspy.core.errors import InputError
+from madspy.data import get_task
 from madspy.optimizers.compile import CompileError, base_config, compile_program, plan_compile
 from madspy.optimizers.composite import CompositeMetric, Weights, critic_quality
 from madspy.programs import Debate, DebateConfig
 from madspy.programs.artifact import load_program, program_state
 from madspy.testing import Turn, calls_of
-from scripts import proposal
 
 PERSONAS = [a.persona for a in DebateConfig.default_agents(2)]
 TWO_AGENTS = [a.model_dump() for a in DebateConfig.default_agents(2)]
@@ -26,7 +26,7 @@ ARITHMETIC = get_task("arithmetic")
 def _value(turn: Turn) -> int:
     text = turn.inputs.get("question") or turn.inputs.get("proposal", "")
     found = re.search(r"of ([\d+*-]+)\?", text)
-    return eval(found.group(1)) if found else 0  # noqa: S307 - digits and + * - only
+    return eval(found.group(1)) if found else 0
 
 
 def solver(turn: Turn):
@@ -56,8 +56,16 @@ def small(model: str) -> DebateConfig:
 
 
 def test_an_auto_protocol_is_compiled_and_saved_with_the_task_kind(model, tmp_path):
-    result = compile_program("arithmetic", model, "bootstrap", train=2, dev=1, seed=0,
-                             config=base_config(model, agents=TWO_AGENTS, rounds=2), out=tmp_path / "a.json")
+    result = compile_program(
+        "arithmetic",
+        model,
+        "bootstrap",
+        train=2,
+        dev=1,
+        seed=0,
+        config=base_config(model, agents=TWO_AGENTS, rounds=2),
+        out=tmp_path / "a.json",
+    )
     assert load_program(tmp_path / "a.json").config.task_kind == "reasoning"
     assert result.debate.config.decision_protocol == "majority"
     assert "resolver" not in {t.role for t in calls_of(model)}  # majority needs no judge
@@ -68,7 +76,12 @@ def test_bootstrap_puts_demos_on_every_role_that_ran_and_the_artifact_round_trip
     result = compile_program("arithmetic", model, "bootstrap", train=3, dev=2, seed=1, config=small(model), out=out)
     demos = {name: len(p.demos) for name, p in result.debate.named_predictors()}
     assert {k: demos[k] for k in ("proposer", "reviser", "critic", "resolver", "mask")} == {
-        "proposer": 2, "reviser": 2, "critic": 2, "resolver": 2, "mask": 0}  # this config runs no mask
+        "proposer": 2,
+        "reviser": 2,
+        "critic": 2,
+        "resolver": 2,
+        "mask": 0,
+    }  # this config runs no mask
     loaded = load_program(out)
     assert program_state(loaded) == json.loads(json.dumps(program_state(result.debate)))
     manifest = loaded.manifest
@@ -88,23 +101,35 @@ def test_a_second_compile_with_the_same_seed_is_answered_from_the_cache(model, t
 
 
 def test_gepa_adopts_a_better_instruction_from_a_scripted_reflection_model(model):
-    result = compile_program("arithmetic", model, "gepa", train=3, dev=2, seed=0, config=small(model),
-                             settings={"max_metric_calls": 9})
+    result = compile_program(
+        "arithmetic", model, "gepa", train=3, dev=2, seed=0, config=small(model), settings={"max_metric_calls": 9}
+    )
     assert "Improved" in result.debate.proposer.signature.instructions
     assert result.dev["compiled"]["accuracy"] == 1.0
 
 
 def test_mipro_runs_with_a_scripted_prompt_model(model):
-    result = compile_program("arithmetic", model, "mipro", train=3, dev=1, seed=0, config=small(model),
-                             settings={"num_candidates": 2, "num_trials": 2})
+    result = compile_program(
+        "arithmetic",
+        model,
+        "mipro",
+        train=3,
+        dev=1,
+        seed=0,
+        config=small(model),
+        settings={"num_candidates": 2, "num_trials": 2},
+    )
     assert result.dev["compiled"]["n"] == 1 and result.manifest["optimizer"]["name"] == "mipro"
 
 
-@pytest.mark.parametrize("optimizer, settings", [("bootstrap-rs", {"num_candidate_programs": 1}),
-                                                  ("simba", {"bsize": 2, "num_candidates": 1, "max_steps": 1})])
+@pytest.mark.parametrize(
+    "optimizer, settings",
+    [("bootstrap-rs", {"num_candidate_programs": 1}), ("simba", {"bsize": 2, "num_candidates": 1, "max_steps": 1})],
+)
 def test_random_search_and_simba_run_on_a_debate(model, optimizer, settings):
-    result = compile_program("arithmetic", model, optimizer, train=2, dev=1, seed=0, config=small(model),
-                             settings=settings)
+    result = compile_program(
+        "arithmetic", model, optimizer, train=2, dev=1, seed=0, config=small(model), settings=settings
+    )
     assert result.dev["compiled"]["accuracy"] == 1.0
     assert all(p.lm is None for p in result.debate.predictors())  # the debate routes LMs per role
 
@@ -119,8 +144,25 @@ def test_call_estimate_and_refusal_above_max_calls(model):
 
 
 def test_cli_prints_the_estimate_and_refuses(model, capsys, tmp_path):
-    code = main(["compile", "--task", "arithmetic", "--model", model, "--optimizer", "bootstrap", "--agents", "2",
-                 "--rounds", "2", "--max-calls", "10", "--out", str(tmp_path / "x.json")])
+    code = main(
+        [
+            "compile",
+            "--task",
+            "arithmetic",
+            "--model",
+            model,
+            "--optimizer",
+            "bootstrap",
+            "--agents",
+            "2",
+            "--rounds",
+            "2",
+            "--max-calls",
+            "10",
+            "--out",
+            str(tmp_path / "x.json"),
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and "estimated LM calls: 216" in err and "exceeds --max-calls 10" in err
     assert not (tmp_path / "x.json").exists()
@@ -129,10 +171,40 @@ def test_cli_prints_the_estimate_and_refuses(model, capsys, tmp_path):
 def test_cli_compiled_and_handwritten_programs_run_and_evaluate(model, capsys, tmp_path):
     compiled, handwritten = tmp_path / "c.json", tmp_path / "h.json"
     common = ["--task", "arithmetic", "--model", model, "--agents", "2", "--rounds", "2", "--protocol", "majority"]
-    assert main(["compile", *common, "--optimizer", "bootstrap", "--train", "2", "--dev", "1", "--yes",
-                 "--out", str(compiled)]) == 0
-    assert main(["compile", "--handwritten", *common, "--set", "stop.stable_rounds=0", "--set", "memory=summary",
-                 "--out", str(handwritten)]) == 0
+    assert (
+        main(
+            [
+                "compile",
+                *common,
+                "--optimizer",
+                "bootstrap",
+                "--train",
+                "2",
+                "--dev",
+                "1",
+                "--yes",
+                "--out",
+                str(compiled),
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "compile",
+                "--handwritten",
+                *common,
+                "--set",
+                "stop.stable_rounds=0",
+                "--set",
+                "memory=summary",
+                "--out",
+                str(handwritten),
+            ]
+        )
+        == 0
+    )
     assert load_program(handwritten).manifest["optimizer"] == {"name": "handwritten"}
     config = load_program(handwritten).config
     assert (config.stop.stable_rounds, config.stop.agreement_gate, config.memory) == (0, 0.85, "summary")
@@ -143,8 +215,26 @@ def test_cli_compiled_and_handwritten_programs_run_and_evaluate(model, capsys, t
     capsys.readouterr()
     assert main(["run", "What is the result of 1+2*3+4-5*6?", "--program", str(compiled), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["answer"] == "-19"
-    assert main(["eval", "--task", "arithmetic", "--model", model, "--programs", f"{compiled},{handwritten}",
-                 "--n", "2", "--concurrency", "1", "--out", str(tmp_path / "ev")]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                "--task",
+                "arithmetic",
+                "--model",
+                model,
+                "--programs",
+                f"{compiled},{handwritten}",
+                "--n",
+                "2",
+                "--concurrency",
+                "1",
+                "--out",
+                str(tmp_path / "ev"),
+            ]
+        )
+        == 0
+    )
 
 
 # -- the composite metric ------------------------------------------------------
@@ -160,8 +250,14 @@ def _debate_answering(scripted, answers: list[str], flag: bool, confidence: floa
             return {"issues": [], "verdict": "flawed" if flag else "sound"}
         return "unexpected"
 
-    config = DebateConfig(model=scripted(script), agents=TWO_AGENTS, rounds=2, protocol="majority",
-                          resolver={"enabled": False}, stop={"agreement_gate": None, "stable_rounds": 0})
+    config = DebateConfig(
+        model=scripted(script),
+        agents=TWO_AGENTS,
+        rounds=2,
+        protocol="majority",
+        resolver={"enabled": False},
+        stop={"agreement_gate": None, "stable_rounds": 0},
+    )
     return Debate(config, normalize=ARITHMETIC.normalize)(question=GOLD.question)
 
 
@@ -201,16 +297,23 @@ def test_gepa_feedback_names_the_role_and_the_answers(scripted):
         assert out.score == metric(GOLD, pred)
         return out.feedback
 
-    assert feedback("critic", {"proposal": "answer: 12 (confidence 0.90)\nstep 1: 6*2"},
-                    {"verdict": "sound"}).startswith("critic passed a wrong proposal (answered 12, gold 14).")
+    assert feedback(
+        "critic", {"proposal": "answer: 12 (confidence 0.90)\nstep 1: 6*2"}, {"verdict": "sound"}
+    ).startswith("critic passed a wrong proposal (answered 12, gold 14).")
     assert "false alarm" in feedback("critic", {"proposal": "answer: 14 (confidence 0.90)"}, {"verdict": "flawed"})
     assert feedback("proposer", {"persona": PERSONAS[0]}, {"answer": "12", "confidence": 0.9}).startswith(
-        "proposer 0 answered 12 with confidence 0.90; gold is 14.")
-    assert feedback("resolver", {"proposals": ["agent 1: answer: 12 (confidence 0.90)",
-                                             "agent 2: answer: 14 (confidence 0.60)"]},
-                    {"final_answer": "12"}).startswith("resolver chose 12 although agent 2 answered 14")
-    assert "changed 12 to 14" in feedback("reviser", {"persona": PERSONAS[1], "previous_answer": "answer: 12 (confidence 0.70)"},
-                                          {"answer": "14", "evidence_ref": "critique 1"})
+        "proposer 0 answered 12 with confidence 0.90; gold is 14."
+    )
+    assert feedback(
+        "resolver",
+        {"proposals": ["agent 1: answer: 12 (confidence 0.90)", "agent 2: answer: 14 (confidence 0.60)"]},
+        {"final_answer": "12"},
+    ).startswith("resolver chose 12 although agent 2 answered 14")
+    assert "changed 12 to 14" in feedback(
+        "reviser",
+        {"persona": PERSONAS[1], "previous_answer": "answer: 12 (confidence 0.70)"},
+        {"answer": "14", "evidence_ref": "critique 1"},
+    )
     assert "gold is 14" in feedback("mask", {"memory": "answer: 12 (confidence 0.5)"}, {"label": "YES"})
 
 

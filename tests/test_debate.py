@@ -5,11 +5,11 @@ from __future__ import annotations
 import dspy
 import litellm
 import pytest
+from scripts import by_agent, proposal
 
 from madspy.core.errors import InputError
-from madspy.programs.transcript import EventKind
 from madspy.programs import AgentConfig, Debate, DebateConfig, Transcript
-from scripts import by_agent, proposal
+from madspy.programs.transcript import EventKind
 
 PERSONAS = ["A", "B", "C"]
 
@@ -55,8 +55,9 @@ def test_a_judge_that_returns_the_tally_is_not_an_answer(scripted):
     from madspy.data import get_task
 
     model = scripted(by_agent(PERSONAS, [["7"], ["7"], ["9"]], judge="7: 2 votes; 9: 1 vote"))
-    result = Debate(config(model, rounds=1, protocol="judge", critic={"enabled": False}),
-                    normalize=get_task("gsm8k").normalize)(question="q")
+    result = Debate(
+        config(model, rounds=1, protocol="judge", critic={"enabled": False}), normalize=get_task("gsm8k").normalize
+    )(question="q")
     assert result.answer == "7"  # not "2", the number a normalizer reads in "7: 2 votes"
     assert "majority fallback" in result.transcript.decision.note
     assert result.transcript.rounds[-1].happened(EventKind.TALLY_ECHOED)
@@ -66,10 +67,12 @@ def test_an_answer_that_copies_the_peer_format_counts_as_its_answer(scripted):
     from madspy.data import get_task
 
     echoes = ["answer: 42 (confidence 0.70)", "agent 0: answer: 42 (confidence 0.70) (confidence 0.70)"]
-    model = scripted(by_agent(PERSONAS, [["42"], ["41", echoes[0]], ["40", echoes[1]]],
-                              judge="answer: 42 (confidence 0.90)"))
-    result = Debate(config(model, rounds=2, protocol="judge", critic={"enabled": False}),
-                    normalize=get_task("gsm8k").normalize)(question="q")
+    model = scripted(
+        by_agent(PERSONAS, [["42"], ["41", echoes[0]], ["40", echoes[1]]], judge="answer: 42 (confidence 0.90)")
+    )
+    result = Debate(
+        config(model, rounds=2, protocol="judge", critic={"enabled": False}), normalize=get_task("gsm8k").normalize
+    )(question="q")
     assert result.transcript.rounds[-1].votes == {"0": "42", "1": "42", "2": "42"}  # not 0.7, the confidence
     assert result.answer == "42" and result.status == "converged"
     revised = [c for c in result.transcript.rounds[-1].calls if c.role == "reviser"]
@@ -79,8 +82,9 @@ def test_an_answer_that_copies_the_peer_format_counts_as_its_answer(scripted):
 def test_an_answer_field_holding_an_essay_is_cut_to_its_first_line(scripted):
     # SmolLM2-135M on a fresh install: the judge's final answer began "0.0}" and went on as a markdown essay.
     essay = "0.0}\n\nThis is how you can implement a JSON parsing solution.\n\n```python\nimport json\n```"
-    model = scripted(by_agent(PERSONAS, [["**391**"], ["391\n\nBecause 17 * 23 = 391."], ["```\n391\n```"]],
-                              judge=essay))
+    model = scripted(
+        by_agent(PERSONAS, [["**391**"], ["391\n\nBecause 17 * 23 = 391."], ["```\n391\n```"]], judge=essay)
+    )
     result = Debate(config(model, rounds=1, protocol="judge", critic={"enabled": False}))(question="What is 17 * 23?")
     assert result.transcript.rounds[0].votes == {"0": "391", "1": "391", "2": "391"}
     assert result.answer == "0.0"  # wrong, but one short line: what a user sees first
@@ -92,8 +96,10 @@ def test_a_round_without_usable_answers_ends_degraded_with_the_last_votes(script
     from madspy.data import get_task
 
     model = scripted(by_agent(PERSONAS, [["7", "unsure"]] * 3))
-    result = Debate(config(model, rounds=3, protocol="majority", resolver={"enabled": False},
-                           critic={"enabled": False}), normalize=get_task("gsm8k").normalize)(question="q")
+    result = Debate(
+        config(model, rounds=3, protocol="majority", resolver={"enabled": False}, critic={"enabled": False}),
+        normalize=get_task("gsm8k").normalize,
+    )(question="q")
     assert result.stop_reason == "all_agents_failed" and result.status == "degraded"
     assert result.answer == "7" and len(result.transcript.rounds) == 2
 
@@ -154,7 +160,7 @@ def test_revisers_see_peers_and_critiques_of_their_own_proposal(scripted):
     Debate(config(model, rounds=2, protocol="majority", resolver={"enabled": False}))(question="q")
     from madspy.testing import calls_of
 
-    revise = [t for t in calls_of(model) if t.role == "reviser" and t.inputs["persona"] == "A"][0]
+    revise = next(t for t in calls_of(model) if t.role == "reviser" and t.inputs["persona"] == "A")
     peers = revise.input_json("peer_answers")
     assert len(peers) == 2 and all("answer: 7" in p for p in peers)
     assert "answer: 5" in revise.inputs["previous_answer"]
@@ -164,8 +170,14 @@ def test_revisers_see_peers_and_critiques_of_their_own_proposal(scripted):
 def test_a_step_takes_as_long_as_its_slowest_call(scripted):
     latency = 0.4
     model = scripted(by_agent(PERSONAS, [["7"], ["7"], ["9"]]), latency_s=latency)
-    cfg = config(model, rounds=2, protocol="majority", resolver={"enabled": False}, critic={"enabled": False},
-                 stop={"stable_rounds": 0, "agreement_gate": None})
+    cfg = config(
+        model,
+        rounds=2,
+        protocol="majority",
+        resolver={"enabled": False},
+        critic={"enabled": False},
+        stop={"stable_rounds": 0, "agreement_gate": None},
+    )
     result = Debate(cfg)(question="q")
     for rnd in result.transcript.rounds:
         first_end = min(c.started_s + c.latency_s for c in rnd.calls)
@@ -278,8 +290,18 @@ def test_empty_question_is_refused(scripted, question):
 
 def test_question_longer_than_the_context_names_the_limit(scripted):
     model = scripted(lambda t: proposal("1"))
-    litellm.register_model({model: {"max_input_tokens": 2048, "max_tokens": 2048, "litellm_provider": "scripted",
-                                    "mode": "chat", "input_cost_per_token": 0, "output_cost_per_token": 0}})
+    litellm.register_model(
+        {
+            model: {
+                "max_input_tokens": 2048,
+                "max_tokens": 2048,
+                "litellm_provider": "scripted",
+                "mode": "chat",
+                "input_cost_per_token": 0,
+                "output_cost_per_token": 0,
+            }
+        }
+    )
     with pytest.raises(InputError, match="2048-token context"):
         Debate(config(model, max_tokens=256))(question="why? " * 3000)
 

@@ -10,6 +10,8 @@ scripted provider.
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from madspy.programs import Debate, DebateConfig, Transcript
@@ -20,8 +22,9 @@ STATUSES = {"converged", "convergence_failed", "degraded", "undetermined", "fail
 
 @pytest.mark.parametrize("temperature", [0.0, 0.9])
 def test_a_real_debate_on_the_embedded_model_has_the_full_structure(temperature):
-    config = DebateConfig.with_agents(2, rounds=2, max_tokens=96, cache=False,
-                                      stop={"stable_rounds": 0, "agreement_gate": None})
+    config = DebateConfig.with_agents(
+        2, rounds=2, max_tokens=96, cache=False, stop={"stable_rounds": 0, "agreement_gate": None}
+    )
     config = config.updated(agents=[a.model_dump() | {"temperature": temperature} for a in config.agents])
     result = Debate(config)(question="What is 17 * 23?")
     t = result.transcript
@@ -42,7 +45,7 @@ def test_a_real_debate_on_the_embedded_model_has_the_full_structure(temperature)
     assert result.usage["calls"] == len(t.calls())
     assert Transcript.from_json(t.to_json()) == t
     calls = sorted(t.calls(), key=lambda c: c.started_s)  # one in-process model: calls run in turn, never queue
-    assert all(b.started_s >= a.started_s + a.latency_s - 1e-3 for a, b in zip(calls, calls[1:]))
+    assert all(b.started_s >= a.started_s + a.latency_s - 1e-3 for a, b in itertools.pairwise(calls))
     # Whatever the model wrote, the answer a user sees is one line without JSON or code debris.
     if result.answer is not None:
         assert result.answer.strip() and "\n" not in result.answer and "```" not in result.answer

@@ -8,20 +8,20 @@ import re
 
 import dspy
 import pytest
+from scripts import critique, proposal, resolution
 
 from madspy.cli import main
-from madspy.data import TaskError, get_task
 from madspy.core.errors import EvalError
+from madspy.data import TaskError, get_task
 from madspy.evaluation import build_program, compare, evaluate, first_vote_right, load_rows, matched_k, summarize
-from madspy.optimizers.traces import ProposalTrace, debate_trace
-from madspy.rows import EvalRow
 from madspy.optimizers import metrics
+from madspy.optimizers.traces import ProposalTrace, debate_trace
 from madspy.programs import Debate, DebateConfig
 from madspy.programs.artifact import save_program
 from madspy.programs.flips import Flip
 from madspy.programs.transcript import Call, Round, Transcript
+from madspy.rows import EvalRow
 from madspy.testing import Turn, calls_of
-from scripts import critique, proposal, resolution
 
 N = 6
 PROGRAMS = ["cot", "sc", "du-mad", "debate"]
@@ -78,8 +78,23 @@ def test_eval_end_to_end_rows_summary_and_matched_sc(model, tmp_path, expected_a
     assert len(rows) == N * 5 and len({(r.program, r.id) for r in rows}) == N * 5
 
     row = next(r for r in rows if r.program == "debate")
-    assert {"program", "id", "gold", "answer", "score", "correct", "confidence", "status", "stop_reason", "usage",
-            "wall_s", "proposals", "critic", "flips", "transcript"} <= json.loads(row.model_dump_json()).keys()
+    assert {
+        "program",
+        "id",
+        "gold",
+        "answer",
+        "score",
+        "correct",
+        "confidence",
+        "status",
+        "stop_reason",
+        "usage",
+        "wall_s",
+        "proposals",
+        "critic",
+        "flips",
+        "transcript",
+    } <= json.loads(row.model_dump_json()).keys()
     assert (tmp_path / row.transcript).is_file()
     assert row.score == float(row.answer == row.gold)
     assert [p.correct for p in row.proposals] == [row.score == 1.0] * len(row.proposals)
@@ -161,8 +176,23 @@ def test_a_fixed_matched_k_runs_alongside_and_sticks_to_the_folder(model, tmp_pa
     assert again.matched_k == 3 and len(calls_of(model)) == before
     with pytest.raises(EvalError, match="holds sc-matched:3 rows"):
         run_eval(model, tmp_path, programs=["sc", "debate"], sc_matched_k=4)
-    code = main(["eval", "--task", "arithmetic", "--model", model, "--programs", "cot", "--n", "2",
-                 "--sc-matched-k", "0", "--out", str(tmp_path / "other")])
+    code = main(
+        [
+            "eval",
+            "--task",
+            "arithmetic",
+            "--model",
+            model,
+            "--programs",
+            "cot",
+            "--n",
+            "2",
+            "--sc-matched-k",
+            "0",
+            "--out",
+            str(tmp_path / "other"),
+        ]
+    )
     assert code == 2 and "--sc-matched-k must be 1..16, got 0" in capsys.readouterr().err
 
 
@@ -170,8 +200,9 @@ def test_other_settings_in_the_same_folder_are_refused(model, tmp_path, capsys):
     run_eval(model, tmp_path, programs=["cot"])
     with pytest.raises(EvalError, match=r"n: 6 there vs 5 now.*seed: 0 there vs 1 now"):
         run_eval(model, tmp_path, programs=["cot"], n=5, seed=1)
-    code = main(["eval", "--task", "arithmetic", "--model", model, "--programs", "cot", "--n", "5",
-                 "--out", str(tmp_path)])
+    code = main(
+        ["eval", "--task", "arithmetic", "--model", model, "--programs", "cot", "--n", "5", "--out", str(tmp_path)]
+    )
     assert code == 2 and "other settings (n: 6 there vs 5 now)" in capsys.readouterr().err
 
 
@@ -202,8 +233,10 @@ def test_redecide_replays_vote_protocols_on_recorded_debates(scripted, tmp_path,
 
     model = scripted(judge_knows)
     program = tmp_path / "judge.json"
-    save_program(Debate(DebateConfig.with_agents(3, model=model, rounds=2, protocol="judge",
-                                                 stop={"agreement_gate": None})), program)
+    save_program(
+        Debate(DebateConfig.with_agents(3, model=model, rounds=2, protocol="judge", stop={"agreement_gate": None})),
+        program,
+    )
     run_eval(model, tmp_path / "run", programs=[str(program), "cot"])
     table = redecide(tmp_path / "run", str(program))
     examples = get_task("arithmetic").load(n=N, seed=0)
@@ -231,11 +264,41 @@ def test_bad_programs_and_tasks_are_one_line_errors(model, tmp_path, capsys):
         run_eval(model, tmp_path, programs=["sc:x"])
     with pytest.raises(TaskError, match="unknown task"):
         evaluate("no-such-task", model, ["cot"], out=tmp_path)
-    assert main(["eval", "--task", "arithmetic", "--model", model, "--programs", "missing/prog.json",
-                 "--out", str(tmp_path / "x")]) == 2
+    assert (
+        main(
+            [
+                "eval",
+                "--task",
+                "arithmetic",
+                "--model",
+                model,
+                "--programs",
+                "missing/prog.json",
+                "--out",
+                str(tmp_path / "x"),
+            ]
+        )
+        == 2
+    )
     assert "program file not found: missing/prog.json" in capsys.readouterr().err
-    assert main(["eval", "--task", "gsm8k", "--split", "dev", "--model", model, "--programs", "cot",
-                 "--out", str(tmp_path / "y")]) == 2
+    assert (
+        main(
+            [
+                "eval",
+                "--task",
+                "gsm8k",
+                "--split",
+                "dev",
+                "--model",
+                model,
+                "--programs",
+                "cot",
+                "--out",
+                str(tmp_path / "y"),
+            ]
+        )
+        == 2
+    )
     assert "unknown split 'dev'" in capsys.readouterr().err
 
 
@@ -243,13 +306,32 @@ def test_cli_eval_reports_skipped_labels_and_writes_the_summary(scripted, tmp_pa
     model = scripted(lambda turn: proposal("42"))
     data = tmp_path / "data" / "gsm8k"
     data.mkdir(parents=True)
-    rows = [{"question": "Six times seven?", "answer": "6*7=42 #### 42"},
-            {"question": "Half of 84?", "answer": "#### 42"},
-            {"question": "Broken label?", "answer": "no marker here"}]
+    rows = [
+        {"question": "Six times seven?", "answer": "6*7=42 #### 42"},
+        {"question": "Half of 84?", "answer": "#### 42"},
+        {"question": "Broken label?", "answer": "no marker here"},
+    ]
     (data / "test.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
     out = tmp_path / "out"
-    code = main(["eval", "--task", "gsm8k", "--model", model, "--programs", "cot", "--n", "5",
-                 "--data-dir", str(tmp_path / "data"), "--concurrency", "2", "--out", str(out)])
+    code = main(
+        [
+            "eval",
+            "--task",
+            "gsm8k",
+            "--model",
+            model,
+            "--programs",
+            "cot",
+            "--n",
+            "5",
+            "--data-dir",
+            str(tmp_path / "data"),
+            "--concurrency",
+            "2",
+            "--out",
+            str(out),
+        ]
+    )
     captured = capsys.readouterr()
     assert code == 0
     assert "skipped 1 rows whose gold answer did not parse" in captured.err
@@ -263,8 +345,9 @@ def _call(role, agent, round_, **output):
     return Call(role=role, agent=agent, round=round_, output=output)
 
 
-def test_cli_eval_defaults_to_the_four_programs_and_a_folder_named_by_its_settings(model, tmp_path, monkeypatch,
-                                                                                    capsys):
+def test_cli_eval_defaults_to_the_four_programs_and_a_folder_named_by_its_settings(
+    model, tmp_path, monkeypatch, capsys
+):
     monkeypatch.chdir(tmp_path)
     assert main(["eval", "--task", "arithmetic", "--model", model, "--n", "2", "--concurrency", "2"]) == 0
     out = tmp_path / "runs" / f"arithmetic-{model.rsplit('/', 1)[-1]}-n2-seed0"
@@ -289,9 +372,17 @@ def test_cli_summary_of_a_stopped_run_can_keep_only_paired_questions(model, tmp_
 
 def test_strata_come_from_the_share_of_right_self_consistency_samples():
     def row(program, id, correct, samples=()):
-        return EvalRow(program=program, id=id, gold="x", score=float(correct), correct=correct, confidence=0.5,
-                       status="converged", wall_s=1.0,
-                       proposals=[ProposalTrace(round=0, agent=i, answer="x", correct=c) for i, c in enumerate(samples)])
+        return EvalRow(
+            program=program,
+            id=id,
+            gold="x",
+            score=float(correct),
+            correct=correct,
+            confidence=0.5,
+            status="converged",
+            wall_s=1.0,
+            proposals=[ProposalTrace(round=0, agent=i, answer="x", correct=c) for i, c in enumerate(samples)],
+        )
 
     shares = {"q1": [True, False, False, False, False], "q2": [True, True, False, True, False], "q3": [True] * 5}
     rows = [row("sc", q, sum(v) > 2, v) for q, v in shares.items()]
@@ -304,41 +395,84 @@ def test_strata_come_from_the_share_of_right_self_consistency_samples():
 
 def test_debate_trace_pairs_critics_with_proposals_and_scores_flips():
     rounds = [
-        Round(index=0, calls=[_call("proposer", 0, 0, answer="5"), _call("proposer", 1, 0, answer="7"),
-                              _call("critic", 0, 0, verdict="flawed"), _call("critic", 1, 0, verdict="flawed")]),
-        Round(index=1, calls=[_call("proposer", 0, 1, answer="7", evidence_ref="critique 1"),
-                              Call(role="proposer", agent=1, round=1, error="Timeout"),
-                              _call("critic", 0, 1, verdict="sound"), _call("critic", 1, 1, verdict="sound")],
-              flips=[Flip(agent=0, round=1, before="5", after="7", evidence_ref="critique 1", kind="evidence")]),
-        Round(index=2, calls=[_call("proposer", 0, 2, answer="7", evidence_ref="none"),
-                              _call("proposer", 1, 2, answer="5", evidence_ref="none"),
-                              _call("resolver", None, 2, final_answer="7")],
-              flips=[Flip(agent=1, round=2, before="7", after="5", evidence_ref="none", kind="conformity")]),
+        Round(
+            index=0,
+            calls=[
+                _call("proposer", 0, 0, answer="5"),
+                _call("proposer", 1, 0, answer="7"),
+                _call("critic", 0, 0, verdict="flawed"),
+                _call("critic", 1, 0, verdict="flawed"),
+            ],
+        ),
+        Round(
+            index=1,
+            calls=[
+                _call("proposer", 0, 1, answer="7", evidence_ref="critique 1"),
+                Call(role="proposer", agent=1, round=1, error="Timeout"),
+                _call("critic", 0, 1, verdict="sound"),
+                _call("critic", 1, 1, verdict="sound"),
+            ],
+            flips=[Flip(agent=0, round=1, before="5", after="7", evidence_ref="critique 1", kind="evidence")],
+        ),
+        Round(
+            index=2,
+            calls=[
+                _call("proposer", 0, 2, answer="7", evidence_ref="none"),
+                _call("proposer", 1, 2, answer="5", evidence_ref="none"),
+                _call("resolver", None, 2, final_answer="7"),
+            ],
+            flips=[Flip(agent=1, round=2, before="7", after="5", evidence_ref="none", kind="conformity")],
+        ),
     ]
     trace = debate_trace(Transcript(question="q", rounds=rounds), lambda a: a == "7")
     assert [(c.round, c.agent, c.proposal_correct, c.flagged) for c in trace.critic] == [
-        (0, 0, False, True), (0, 1, True, True), (1, 0, True, False), (1, 1, True, False)]  # agent 1 kept "7"
+        (0, 0, False, True),
+        (0, 1, True, True),
+        (1, 0, True, False),
+        (1, 1, True, False),
+    ]  # agent 1 kept "7"
     rates = metrics.critic_rates((c.proposal_correct, c.flagged) for c in trace.critic)
     assert (rates.hit_rate, rates.false_alarm_rate) == (1.0, 1 / 3)
     assert [(f.round, f.agent, f.kind, f.before_correct, f.after_correct) for f in trace.flips] == [
-        (1, 0, "evidence", False, True), (2, 1, "conformity", True, False)]
+        (1, 0, "evidence", False, True),
+        (2, 1, "conformity", True, False),
+    ]
     assert [p.correct for p in trace.proposals] == [False, True, True, True, False]
 
 
 def test_trace_counts_an_echoed_answer_as_the_debate_did_and_recounts_the_first_vote():
-    rounds = [Round(index=0, calls=[_call("proposer", 0, 0, answer="answer: 7 (confidence 0.90)"),
-                                    _call("proposer", 1, 0, answer="7.0"), _call("proposer", 2, 0, answer="9")])]
-    trace = debate_trace(Transcript(question="q", rounds=rounds), lambda a: a.startswith("7"),
-                         normalize=lambda a: str(float(a)))
+    rounds = [
+        Round(
+            index=0,
+            calls=[
+                _call("proposer", 0, 0, answer="answer: 7 (confidence 0.90)"),
+                _call("proposer", 1, 0, answer="7.0"),
+                _call("proposer", 2, 0, answer="9"),
+            ],
+        )
+    ]
+    trace = debate_trace(
+        Transcript(question="q", rounds=rounds), lambda a: a.startswith("7"), normalize=lambda a: str(float(a))
+    )
     assert [(p.answer, p.key, p.correct) for p in trace.proposals] == [
-        ("7", "7.0", True), ("7.0", "7.0", True), ("9", "9.0", False)]
+        ("7", "7.0", True),
+        ("7.0", "7.0", True),
+        ("9", "9.0", False),
+    ]
     assert first_vote_right(trace.proposals) == 1.0  # 7 and 7.0 are one answer: two of three votes
 
     def row(program, final, keys):
-        return EvalRow(program=program, id="q", gold="7", score=float(final), correct=final, confidence=0.5,
-                       status="converged", wall_s=1.0,
-                       proposals=[ProposalTrace(round=0, agent=i, answer=k, key=k, correct=k == "7")
-                                  for i, k in enumerate(keys)])
+        return EvalRow(
+            program=program,
+            id="q",
+            gold="7",
+            score=float(final),
+            correct=final,
+            confidence=0.5,
+            status="converged",
+            wall_s=1.0,
+            proposals=[ProposalTrace(round=0, agent=i, answer=k, key=k, correct=k == "7") for i, k in enumerate(keys)],
+        )
 
     summary = summarize([row("debate", False, ["7", "7", "9"]), row("cot", True, ["7"])])
     assert summary.loc["debate", "acc_first_vote"] == 1.0 and summary.loc["debate", "accuracy"] == 0.0
@@ -369,17 +503,27 @@ def test_matched_k_is_clamped():
 
 def _rows(scores: dict[str, list[int]]):
     """Rows of programs "a" (115 tokens, 2 s per question) and "b" (15 tokens, 1 s) with the given scores."""
-    return [EvalRow(program=p, id=f"q{i}", gold="1", score=float(s), correct=bool(s), status="converged",
-                    usage={"prompt_tokens": 100 * (p == "a") + 10, "completion_tokens": 5},
-                    wall_s=2.0 if p == "a" else 1.0)
-            for p, values in scores.items() for i, s in enumerate(values)]
+    return [
+        EvalRow(
+            program=p,
+            id=f"q{i}",
+            gold="1",
+            score=float(s),
+            correct=bool(s),
+            status="converged",
+            usage={"prompt_tokens": 100 * (p == "a") + 10, "completion_tokens": 5},
+            wall_s=2.0 if p == "a" else 1.0,
+        )
+        for p, values in scores.items()
+        for i, s in enumerate(values)
+    ]
 
 
 def test_compare_matches_the_metrics_functions_and_says_who_wins():
     a = [1] * 10 + [0] * 2 + [1] * 8
     b = [0] * 10 + [1] * 2 + [1] * 8
-    rows = _rows({"a": a, "b": b}) + [EvalRow(program="a", id="extra", gold="1", score=1.0, correct=True,
-                                              status="converged")]
+    extra = EvalRow(program="a", id="extra", gold="1", score=1.0, correct=True, status="converged")
+    rows = [*_rows({"a": a, "b": b}), extra]
     c = compare(rows, "a", "b")
     assert c.n == 20 and c.accuracy_a == 0.9 and c.accuracy_b == 0.5
     assert c.mcnemar == metrics.mcnemar([bool(x) for x in a], [bool(x) for x in b])
@@ -393,7 +537,9 @@ def test_compare_matches_the_metrics_functions_and_says_who_wins():
 
 
 def test_cli_compare_prints_the_paired_test(tmp_path, capsys):
-    (tmp_path / "rows.jsonl").write_text("\n".join(r.model_dump_json() for r in _rows({"a": [1, 1, 0], "b": [1, 0, 0]})))
+    (tmp_path / "rows.jsonl").write_text(
+        "\n".join(r.model_dump_json() for r in _rows({"a": [1, 1, 0], "b": [1, 0, 0]}))
+    )
     assert main(["compare", str(tmp_path), "a", "b"]) == 0
     out = capsys.readouterr().out
     assert "paired questions: 3" in out and "McNemar: a only right 1, b only right 0, p = 1" in out

@@ -15,8 +15,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-FOLDERS = {"core": "madspy.core", "signatures": "madspy.signatures", "programs": "madspy.programs",
-           "data": "madspy.data", "optimizers": "madspy.optimizers", "madspy": "madspy"}
+FOLDERS = {
+    "core": "madspy.core",
+    "signatures": "madspy.signatures",
+    "programs": "madspy.programs",
+    "data": "madspy.data",
+    "optimizers": "madspy.optimizers",
+    "madspy": "madspy",
+}
 LAYERS = ["madspy.core", "madspy.signatures", "madspy.programs", "madspy.data", "madspy.optimizers"]
 TOP = len(LAYERS)  # the user-facing layer
 
@@ -49,17 +55,23 @@ def imports(path: Path) -> set[str]:
 
 
 def test_every_module_imports_only_its_own_layer_and_those_below():
-    wrong = [f"{name} (layer {layer(name)}) imports {other} (layer {layer(other)})"
-             for name, path in modules().items() for other in imports(path)
-             if name != "madspy" and layer(other) > layer(name)]
+    wrong = [
+        f"{name} (layer {layer(name)}) imports {other} (layer {layer(other)})"
+        for name, path in modules().items()
+        for other in imports(path)
+        if name != "madspy" and layer(other) > layer(name)
+    ]
     assert not wrong, "\n".join(wrong)
 
 
 def test_the_test_double_and_the_cli_are_imported_only_from_the_top():
     users = {name: imports(path) for name, path in modules().items()}
     assert {n for n, used in users.items() if "madspy.testing" in used} <= {"madspy.bench.engine"}
-    assert not {n for n, used in users.items() if any(u.startswith("madspy.cli") for u in used)
-                and not n.startswith("madspy.cli")}
+    assert not {
+        n
+        for n, used in users.items()
+        if any(u.startswith("madspy.cli") for u in used) and not n.startswith("madspy.cli")
+    }
 
 
 def test_no_import_cycle():
@@ -68,7 +80,7 @@ def test_no_import_cycle():
 
     def visit(name: str, path: tuple[str, ...]) -> None:
         if name in path:
-            cycle = " -> ".join(path[path.index(name):] + (name,))
+            cycle = " -> ".join((*path[path.index(name) :], name))
             pytest.fail(f"import cycle: {cycle}")
         if name in done:
             return
@@ -84,8 +96,11 @@ def test_no_import_cycle():
 @pytest.mark.parametrize("index", range(TOP))
 def test_importing_a_layer_loads_nothing_above_it(index):
     mine = [name for name in modules() if layer(name) == index]
-    code = ("import sys\n" + "".join(f"import {name}\n" for name in mine)
-            + "print('\\n'.join(m for m in sys.modules if m.startswith('madspy')))")
+    code = (
+        "import sys\n"
+        + "".join(f"import {name}\n" for name in mine)
+        + "print('\\n'.join(m for m in sys.modules if m.startswith('madspy')))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     above = sorted(m for m in done.stdout.split() if m != "madspy" and layer(m) > index)

@@ -13,13 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import pytest
-
-from madspy.core import local  # sets LITELLM_LOCAL_MODEL_COST_MAP before litellm is imported
-
 import dspy
 import litellm
 import pydantic
+import pytest
+
+from madspy.core import local  # sets LITELLM_LOCAL_MODEL_COST_MAP before litellm is imported
 
 MODEL = local.DEFAULT_MODEL
 
@@ -87,7 +86,7 @@ def test_unknown_alias_and_missing_file_are_clear_errors(tmp_path, monkeypatch) 
     (tmp_path / "tiny.gguf").write_bytes(b"GGUF")
     with pytest.raises(local.LocalModelError, match=f"unknown local model 'nope'.*{tmp_path}.*found: tiny"):
         local.resolve("local/nope")
-    with pytest.raises(ValueError, match="not found.*missing.gguf"):
+    with pytest.raises(ValueError, match=r"not found.*missing\.gguf"):
         local.register(f"local/{tmp_path}/missing.gguf")
 
 
@@ -189,8 +188,12 @@ def test_schema_with_defs_refs_and_literal(calls: list[Call]) -> None:
 def test_logprobs_in_openai_format() -> None:
     local.register()
     response = litellm.completion(
-        model=MODEL, messages=[{"role": "user", "content": "Hi"}], max_tokens=6, temperature=0.0,
-        logprobs=True, top_logprobs=2,
+        model=MODEL,
+        messages=[{"role": "user", "content": "Hi"}],
+        max_tokens=6,
+        temperature=0.0,
+        logprobs=True,
+        top_logprobs=2,
     )
     content = response.choices[0].logprobs["content"]
     assert len(content) == response.usage.completion_tokens
@@ -207,9 +210,7 @@ def test_logprobs_in_openai_format() -> None:
 @pytest.mark.local_model
 def test_async_completion() -> None:
     local.register()
-    response = asyncio.run(
-        litellm.acompletion(model=MODEL, messages=[{"role": "user", "content": "Hi"}], max_tokens=4)
-    )
+    response = asyncio.run(litellm.acompletion(model=MODEL, messages=[{"role": "user", "content": "Hi"}], max_tokens=4))
     assert response.usage.prompt_tokens > 0 and response.choices[0].finish_reason in ("stop", "length")
 
 
@@ -259,12 +260,25 @@ def test_path_model_and_clean_shutdown(tmp_path) -> None:
     assert "Exception" not in done.stderr and "Traceback" not in done.stderr, done.stderr
 
 
-@pytest.mark.parametrize("answer, allowed", [
-    ("391", True), ("C", True), ("-12.5", True), ("(B) photosynthesis", True), ("x" * 887, True),
-    ("\\frac{1}{2}", True), ('the "Iliad"', True),  # escaped backslash and quotes survive
-    ("", False), (" 391", False), (",", False), ("{ ", False), ("0.0}\n\nThis is how", False),
-    ("```python", False), ("x" * (local.MAX_ANSWER_CHARS + 1), False),
-])
+@pytest.mark.parametrize(
+    "answer, allowed",
+    [
+        ("391", True),
+        ("C", True),
+        ("-12.5", True),
+        ("(B) photosynthesis", True),
+        ("x" * 887, True),
+        ("\\frac{1}{2}", True),
+        ('the "Iliad"', True),  # escaped backslash and quotes survive
+        ("", False),
+        (" 391", False),
+        (",", False),
+        ("{ ", False),
+        ("0.0}\n\nThis is how", False),
+        ("```python", False),
+        ("x" * (local.MAX_ANSWER_CHARS + 1), False),
+    ],
+)
 def test_an_answer_field_is_one_short_line(answer, allowed) -> None:
     # The pattern reads a JSON string's content, as llama.cpp's schema converter applies it.
     assert bool(re.fullmatch(local.ANSWER_PATTERN.strip("^$"), json.dumps(answer)[1:-1])) is allowed

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-
-from madspy.programs.transcript import EventKind
-from madspy.programs import AgentConfig, Debate, DebateConfig
-from madspy.testing import calls_of
 from scripts import by_agent, critique, proposal
+
+from madspy.programs import AgentConfig, Debate, DebateConfig
+from madspy.programs.transcript import EventKind
+from madspy.testing import calls_of
 
 PERSONAS = ["A", "B", "C"]
 QUESTION = "What is 6 * 7? Secret-marker-9931."
@@ -15,8 +15,15 @@ QUESTION = "What is 6 * 7? Secret-marker-9931."
 
 def config(model: str, **settings) -> DebateConfig:
     agents = [AgentConfig(persona=p) for p in PERSONAS]
-    base = dict(model=model, agents=agents, cache=False, num_retries=0, protocol="majority",
-                resolver={"enabled": False}, stop={"stable_rounds": 0, "agreement_gate": None})
+    base = dict(
+        model=model,
+        agents=agents,
+        cache=False,
+        num_retries=0,
+        protocol="majority",
+        resolver={"enabled": False},
+        stop={"stable_rounds": 0, "agreement_gate": None},
+    )
     return DebateConfig(**base).updated(**settings)
 
 
@@ -84,8 +91,9 @@ def test_echo_alarm_fires_on_conformity_flips_only(scripted):
     (alarm,) = herd.transcript.rounds[1].happened(EventKind.ECHO_ALARM)
     assert alarm.value > alarm.threshold == 0.5
 
-    argued = Debate(config(scripted(conformist("agent 1: step 2 shows the sum is 2")), rounds=2,
-                           critic={"enabled": False}))(question=QUESTION)
+    argued = Debate(
+        config(scripted(conformist("agent 1: step 2 shows the sum is 2")), rounds=2, critic={"enabled": False})
+    )(question=QUESTION)
     assert argued.transcript.rounds[1].flips[0].kind == "evidence"
     assert not argued.transcript.rounds[1].happened(EventKind.ECHO_ALARM)
 
@@ -109,18 +117,21 @@ def test_echo_alarm_devils_advocate_reaches_the_next_round(scripted):
 
 
 def test_echo_alarm_can_stop_the_debate(scripted):
-    result = Debate(config(scripted(conformist("none")), rounds=4, critic={"enabled": False},
-                           echo={"reaction": "stop"}))(question=QUESTION)
+    result = Debate(
+        config(scripted(conformist("none")), rounds=4, critic={"enabled": False}, echo={"reaction": "stop"})
+    )(question=QUESTION)
     assert result.stop_reason == "echo_alarm" and len(result.transcript.rounds) == 2
 
 
 def test_budget_stops_mid_round_and_still_answers(scripted):
     model = scripted(by_agent(PERSONAS, [["1"], ["2"], ["2"]]))
     unlimited = Debate(config(model, rounds=3))(question=QUESTION)
-    proposers = sum(c.prompt_tokens + c.completion_tokens for c in unlimited.transcript.rounds[0].calls
-                    if c.role == "proposer")
-    result = Debate(config(scripted(by_agent(PERSONAS, [["1"], ["2"], ["2"]])), rounds=3,
-                           budget_tokens=proposers))(question=QUESTION)
+    proposers = sum(
+        c.prompt_tokens + c.completion_tokens for c in unlimited.transcript.rounds[0].calls if c.role == "proposer"
+    )
+    result = Debate(config(scripted(by_agent(PERSONAS, [["1"], ["2"], ["2"]])), rounds=3, budget_tokens=proposers))(
+        question=QUESTION
+    )
     assert result.status == "budget_exhausted" and result.stop_reason == "budget_exhausted"
     assert result.answer == "2"
     assert [c.role for c in result.transcript.calls()] == ["proposer"] * 3  # the critic step never ran
@@ -129,7 +140,8 @@ def test_budget_stops_mid_round_and_still_answers(scripted):
 def test_time_budget_starts_no_step_after_it_and_still_answers(scripted):
     model = scripted(by_agent(PERSONAS, [["1"], ["2"], ["2"]]), latency_s=0.05)
     result = Debate(config(model, rounds=3, protocol="judge", resolver={"enabled": True}, budget_s=0.01))(
-        question=QUESTION)
+        question=QUESTION
+    )
     assert result.status == "time_exhausted" and result.stop_reason == "time_exhausted"
     assert result.answer == "2" and "time budget" in result.transcript.decision.note
     assert [c.role for c in result.transcript.calls()] == ["proposer"] * 3  # no critic, no resolver
@@ -196,14 +208,22 @@ def test_a_challenge_that_names_no_step_is_not_valid(scripted):
 def test_a_confident_flagged_proposal_is_marked_for_the_resolver(scripted):
     for confidence, marked in ((0.9, True), (0.7, False)):
         model = scripted(critic_script(confidence, [STEP_ISSUE]))
-        Debate(config(model, rounds=1, protocol="judge", resolver={"enabled": True},
-                      stop={"stable_rounds": 0, "agreement_gate": None}))(question=QUESTION)
+        Debate(
+            config(
+                model,
+                rounds=1,
+                protocol="judge",
+                resolver={"enabled": True},
+                stop={"stable_rounds": 0, "agreement_gate": None},
+            )
+        )(question=QUESTION)
         (resolve,) = [t for t in calls_of(model) if t.role == "resolver"]
         assert all(("confident proposal the critic flagged" in c) == marked for c in resolve.input_json("critiques"))
 
 
-def referee_script(relevance: float = 0.9, converged: bool = False, long_from_round: int | None = None,
-                   agreement: float = 0.5):
+def referee_script(
+    relevance: float = 0.9, converged: bool = False, long_from_round: int | None = None, agreement: float = 0.5
+):
     """Agents disagree forever; the referee reports fixed verdicts."""
     rounds = {"n": 0}
 
@@ -215,9 +235,13 @@ def referee_script(relevance: float = 0.9, converged: bool = False, long_from_ro
             return {**proposal(answer), "reasoning_steps": ["x" * (2000 if long else 10)]}
         if turn.role == "referee":
             rounds["n"] += 1
-            return {"relevance": relevance, "converged": converged, "off_topic_summary": "talks about cats",
-                    "intervention": "You drifted to cats; answer: What is 6 * 7?" if relevance < 0.5 else "",
-                    "agreement": agreement}
+            return {
+                "relevance": relevance,
+                "converged": converged,
+                "off_topic_summary": "talks about cats",
+                "intervention": "You drifted to cats; answer: What is 6 * 7?" if relevance < 0.5 else "",
+                "agreement": agreement,
+            }
         return critique(flawed=False)
 
     return script
@@ -281,8 +305,14 @@ def test_debaters_far_apart_at_the_last_round_get_extra_rounds(scripted, agreeme
 def test_the_compile_estimate_counts_the_extra_rounds():
     from madspy.optimizers.compile import calls_per_debate
 
-    base = DebateConfig.with_agents(2, rounds=2, protocol="majority", resolver={"enabled": False},
-                                    critic={"enabled": False}, referee={"enabled": True})
+    base = DebateConfig.with_agents(
+        2,
+        rounds=2,
+        protocol="majority",
+        resolver={"enabled": False},
+        critic={"enabled": False},
+        referee={"enabled": True},
+    )
     assert calls_per_debate(base) == 2 * 2 + 2
     assert calls_per_debate(base.updated(referee={"extend_below": 0.4, "max_extra_rounds": 2})) == 2 * 4 + 4
 
@@ -330,10 +360,14 @@ def test_ring_topology_shows_each_agent_only_its_neighbours(scripted):
     agents = ["A", "B", "C", "D", "E"]
     model = scripted(by_agent(agents, [[str(i)] for i in range(5)]))
     cfg = config(model, rounds=2, critic={"enabled": False}, topology="ring", neighbors=2).updated(
-        agents=[{"persona": p} for p in agents])
+        agents=[{"persona": p} for p in agents]
+    )
     Debate(cfg)(question=QUESTION)
-    seen = {t.inputs["persona"]: sorted(p.split(":")[0] for p in t.input_json("peer_answers"))
-            for t in calls_of(model) if t.role == "reviser"}
+    seen = {
+        t.inputs["persona"]: sorted(p.split(":")[0] for p in t.input_json("peer_answers"))
+        for t in calls_of(model)
+        if t.role == "reviser"
+    }
     assert seen["A"] == ["agent 1", "agent 4"] and seen["C"] == ["agent 1", "agent 3"]
 
 
@@ -344,7 +378,8 @@ def test_groups_debate_inside_and_vote_across_groups(scripted):
     for topology, winner, tally in (("all", "7", {"7": 5, "9": 4}), ("groups", "9", {"9": 2, "7": 1})):
         model = scripted(by_agent(agents, answers))
         cfg = config(model, rounds=2, critic={"enabled": False}, topology=topology, group_size=3).updated(
-            agents=[{"persona": p} for p in agents])
+            agents=[{"persona": p} for p in agents]
+        )
         result = Debate(cfg)(question=QUESTION)
         assert result.answer == winner and result.transcript.decision.tally == tally
     seen = [len(t.input_json("peer_answers")) for t in calls_of(model) if t.role == "reviser"]

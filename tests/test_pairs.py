@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from scripts import critique, proposal
 
 from madspy.cli import main
 from madspy.evaluation import EvalError
 from madspy.pairs import export_pairs
 from madspy.programs.transcript import Call, Round, Transcript
-from scripts import critique, proposal
 
 
 def proposer(agent: int, rnd: int, answer: str | None) -> Call:
@@ -25,11 +25,15 @@ def crafted() -> Transcript:
     rounds = []
     for r in range(3):
         calls = [proposer(agent, r, mine[r]) for agent, mine in answers.items()]
-        calls += [Call(role="critic", agent=agent, round=r, output=critique(flawed=mine[r] != "391"))
-                  for agent, mine in answers.items() if mine[r] is not None]
+        calls += [
+            Call(role="critic", agent=agent, round=r, output=critique(flawed=mine[r] != "391"))
+            for agent, mine in answers.items()
+            if mine[r] is not None
+        ]
         rounds.append(Round(index=r, calls=calls))
-    return Transcript(question="What is 17 * 23?", config={"model": "scripted/x", "agents": [{}, {}, {"model": "m2"}]},
-                      rounds=rounds)
+    return Transcript(
+        question="What is 17 * 23?", config={"model": "scripted/x", "agents": [{}, {}, {"model": "m2"}]}, rounds=rounds
+    )
 
 
 @pytest.fixture
@@ -37,9 +41,16 @@ def eval_dir(tmp_path):
     (tmp_path / "transcripts" / "debate").mkdir(parents=True)
     crafted().save(tmp_path / "transcripts" / "debate" / "q1.json")
     (tmp_path / "settings.json").write_text(json.dumps({"task": "arithmetic"}))
-    rows = [{"program": "debate", "id": "q1", "gold": "391", "status": "converged",
-             "transcript": "transcripts/debate/q1.json"},
-            {"program": "debate", "id": "q2", "gold": "7", "status": "invalid_input"}]  # no transcript
+    rows = [
+        {
+            "program": "debate",
+            "id": "q1",
+            "gold": "391",
+            "status": "converged",
+            "transcript": "transcripts/debate/q1.json",
+        },
+        {"program": "debate", "id": "q2", "gold": "7", "status": "invalid_input"},
+    ]  # no transcript
     (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     return tmp_path
 
@@ -54,8 +65,16 @@ def test_pairs_from_wrong_to_right_revisions_only(eval_dir, tmp_path, capsys):
     assert first["chosen"] == "so the answer is 391\nAnswer: 391"
     assert first["rejected"] == "so the answer is 390\nAnswer: 390"
     assert first["meta"] | {"critiques": None} == {
-        "agent": 0, "rejected_round": 0, "chosen_round": 1, "evidence_ref": "critique 1", "critiques": None,
-        "model": "scripted/x", "program": "debate", "id": "q1", "gold": "391"}
+        "agent": 0,
+        "rejected_round": 0,
+        "chosen_round": 1,
+        "evidence_ref": "critique 1",
+        "critiques": None,
+        "model": "scripted/x",
+        "program": "debate",
+        "id": "q1",
+        "gold": "391",
+    }
     assert first["meta"]["critiques"] == [critique(flawed=True)]  # what the critic said of the rejected answer
 
     # A failed call is skipped: the revision is paired with the agent's last answer, from round 0.

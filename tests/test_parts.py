@@ -48,8 +48,18 @@ def test_stop_rules():
     assert first_reason([StableAnswers(1), MaxRounds(1)], [b]) == "max_rounds"
 
 
-@pytest.mark.parametrize(("raw", "key"), [("391", "391"), ("391.0", "391"), (" The Moon. ", "the moon"),
-                                          ("0.50", "0.5"), ("", None), (None, None), ("(B)", "b")])
+@pytest.mark.parametrize(
+    ("raw", "key"),
+    [
+        ("391", "391"),
+        ("391.0", "391"),
+        (" The Moon. ", "the moon"),
+        ("0.50", "0.5"),
+        ("", None),
+        (None, None),
+        ("(B)", "b"),
+    ],
+)
 def test_answer_keys(raw, key):
     assert normalize_answer(raw) == key
 

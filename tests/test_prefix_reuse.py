@@ -6,19 +6,20 @@ from pathlib import Path
 
 import litellm
 import pytest
+from scripts import by_agent
 
 from madspy.core import local
 from madspy.evaluation import evaluate
 from madspy.programs import Debate, DebateConfig
-from scripts import by_agent
 
 PERSONAS = [a.persona for a in DebateConfig.default_agents(3)]
 
 
 def test_cached_prompt_tokens_are_counted_apart_per_call_and_in_the_usage(scripted):
     model = scripted(by_agent(PERSONAS, [["391"], ["391"], ["401", "391"]]))
-    config = DebateConfig.with_agents(3, model=model, rounds=2, concurrency=1, protocol="majority",
-                                      stop={"agreement_gate": None, "stable_rounds": 0})
+    config = DebateConfig.with_agents(
+        3, model=model, rounds=2, concurrency=1, protocol="majority", stop={"agreement_gate": None, "stable_rounds": 0}
+    )
     result = Debate(config)(question="What is 17 * 23?")
     calls = result.transcript.calls()
     seen: set[str] = set()
@@ -64,16 +65,22 @@ def test_reused_tokens():
 
 def _alternate(model: str) -> list[tuple[str, int, int]]:
     """Two prompt prefixes, alternating: (reply, prompt tokens, cached prompt tokens) of each call."""
-    prefixes = ["You are a careful calculator. Answer with one number and nothing else. " * 4,
-                "You translate English to French. Reply with the French sentence only. " * 4]
+    prefixes = [
+        "You are a careful calculator. Answer with one number and nothing else. " * 4,
+        "You translate English to French. Reply with the French sentence only. " * 4,
+    ]
     out = []
     for question in ("What is 2 + 3?", "What is 7 * 6?"):
         for system in prefixes:
-            r = litellm.completion(model=model, max_tokens=8, temperature=0.0,
-                                   messages=[{"role": "system", "content": system},
-                                             {"role": "user", "content": question}])
-            out.append((r.choices[0].message.content, r.usage.prompt_tokens,
-                        r.usage.prompt_tokens_details.cached_tokens))
+            r = litellm.completion(
+                model=model,
+                max_tokens=8,
+                temperature=0.0,
+                messages=[{"role": "system", "content": system}, {"role": "user", "content": question}],
+            )
+            out.append(
+                (r.choices[0].message.content, r.usage.prompt_tokens, r.usage.prompt_tokens_details.cached_tokens)
+            )
     return out
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import optuna
 import pytest
+from test_compile import solver
 
 from madspy.cli import main
 from madspy.optimizers.search import chosen, search
 from madspy.programs.artifact import load_program
-from test_compile import solver
 
 
 @pytest.fixture
@@ -21,9 +21,29 @@ def test_a_search_resumes_from_its_storage_and_saves_the_chosen_setting(model, t
     first = search("arithmetic", model, trials=2, storage=storage, study="s", train=2, max_tokens=64)
     assert len(first.study.trials) == 2
     out = tmp_path / "chosen.json"
-    argv = ["search", "--task", "arithmetic", "--model", model, "--trials", "2", "--storage", storage,
-            "--study", "s", "--train", "2", "--dev", "1", "--max-tokens", "64", "--set", "echo.threshold=0.7",
-            "--out", str(out)]
+    argv = [
+        "search",
+        "--task",
+        "arithmetic",
+        "--model",
+        model,
+        "--trials",
+        "2",
+        "--storage",
+        storage,
+        "--study",
+        "s",
+        "--train",
+        "2",
+        "--dev",
+        "1",
+        "--max-tokens",
+        "64",
+        "--set",
+        "echo.threshold=0.7",
+        "--out",
+        str(out),
+    ]
     assert main(argv) == 0
     assert "Pareto front of s (4 trials)" in capsys.readouterr().out
     study = optuna.load_study(study_name="s", storage=storage)
@@ -40,11 +60,25 @@ def test_a_trial_far_below_the_best_is_pruned(scripted, tmp_path):
     storage = f"sqlite:///{tmp_path / 'study.db'}"
     study = optuna.create_study(study_name="p", storage=storage, directions=["maximize", "minimize"])
     study.add_trial(optuna.trial.create_trial(values=[1.0, 100.0]))  # a perfect earlier trial
-    wrong = scripted(lambda turn: {"reasoning_steps": ["guess"], "answer": "0", "confidence": 0.5,
-                                   "evidence_ref": "none", "issues": [], "verdict": "sound", "final_answer": "0",
-                                   "verification": "none", "status": "converged", "reasoning": "x", "label": "YES"}
-                     if turn.role != "unknown" else "?")
-    result = search("arithmetic", wrong, trials=1, storage=storage, study="p", train=3, prune_after=1,
-                    max_tokens=64)
+    wrong = scripted(
+        lambda turn: (
+            {
+                "reasoning_steps": ["guess"],
+                "answer": "0",
+                "confidence": 0.5,
+                "evidence_ref": "none",
+                "issues": [],
+                "verdict": "sound",
+                "final_answer": "0",
+                "verification": "none",
+                "status": "converged",
+                "reasoning": "x",
+                "label": "YES",
+            }
+            if turn.role != "unknown"
+            else "?"
+        )
+    )
+    result = search("arithmetic", wrong, trials=1, storage=storage, study="p", train=3, prune_after=1, max_tokens=64)
     last = result.study.trials[-1]
     assert last.state == optuna.trial.TrialState.PRUNED and last.user_attrs["questions_done"] == 1

@@ -9,13 +9,13 @@ import time
 import httpx
 import pytest
 from fastapi.testclient import TestClient
+from scripts import critique, proposal, resolution
+from servers import running
 
 from madspy.cli import main
 from madspy.programs import Debate, DebateConfig
 from madspy.programs.artifact import save_program
 from madspy.server.app import ServeError, ServeSettings, check_bind, create_app
-from scripts import critique, proposal, resolution
-from servers import running
 
 KEY = "s3cret"
 AUTH = {"Authorization": f"Bearer {KEY}"}
@@ -135,6 +135,7 @@ def test_request_time_budget_answers_with_a_status(program, tmp_path):
 
 def test_a_request_names_its_task_kind_and_an_auto_protocol_follows_it(program, tmp_path):
     with TestClient(create_app(program(), settings(tmp_path)), headers=AUTH) as c:
+
         def protocol(**fields) -> str:
             r = c.post("/v1/debate", json={"question": "17*23?", "rounds": 1, **fields}).json()
             return c.get(f"/v1/transcripts/{r['transcript_id']}").json()["decision"]["protocol"]

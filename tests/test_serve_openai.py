@@ -13,14 +13,14 @@ import litellm
 import openai
 import pytest
 from openai import OpenAI
+from scripts import critique, proposal, resolution
+from servers import running
 
 from madspy.cli import main
 from madspy.programs import Debate, DebateConfig
 from madspy.programs.artifact import save_program
 from madspy.server.app import ServeSettings, create_app
 from madspy.testing import calls_of
-from scripts import critique, proposal, resolution
-from servers import running
 
 KEY = "s3cret"
 AUTH = {"Authorization": f"Bearer {KEY}"}
@@ -48,6 +48,7 @@ def always_seven(turn):
 @pytest.fixture
 def served(scripted, tmp_path):
     """A server of two saved programs, ``arith`` (multiplies) and ``seven``: (its context manager, arith's model)."""
+
     def start(latency_s: float = 0.0, **settings):
         scripts = {"arith": multiplies, "seven": always_seven}
         models = {name: scripted(script, latency_s=latency_s) for name, script in scripts.items()}
@@ -75,8 +76,12 @@ def test_openai_package_reads_answer_usage_and_the_madspy_field(served):
         assert [(m.id, m.owned_by) for m in c.models.list()] == [("arith", "madspy"), ("seven", "madspy")]
         assert c.models.retrieve("seven").model_extra["madspy"]["model"].startswith("scripted/")
 
-        chat = [{"role": "system", "content": "You are terse."}, *user("What is 2 * 2?"),
-                {"role": "assistant", "content": "4"}, *user("What is 17 * 23?")]
+        chat = [
+            {"role": "system", "content": "You are terse."},
+            *user("What is 2 * 2?"),
+            {"role": "assistant", "content": "4"},
+            *user("What is 17 * 23?"),
+        ]
         r = c.chat.completions.create(model="arith", messages=chat, temperature=0.2, max_tokens=5, seed=1)
         assert r.object == "chat.completion" and r.model == "arith"
         assert r.choices[0].message.content == "391" and r.choices[0].finish_reason == "stop"
@@ -92,8 +97,10 @@ def test_openai_package_reads_answer_usage_and_the_madspy_field(served):
         assert r.usage.total_tokens == r.usage.prompt_tokens + r.usage.completion_tokens
         assert {turn.inputs["question"] for turn in calls_of(model) if turn.role == "proposer"} == {"What is 17 * 23?"}
 
-        assert c.chat.completions.create(model="seven", messages=user("What is 17 * 23?")).choices[0].message.content \
-            == "7"  # model picks the program
+        assert (
+            c.chat.completions.create(model="seven", messages=user("What is 17 * 23?")).choices[0].message.content
+            == "7"
+        )  # model picks the program
         one = c.chat.completions.create(model="arith", messages=user("What is 3 * 3?"), extra_body={"rounds": 1})
         assert one.choices[0].message.content == "9"
         assert len(http.get(f"/v1/transcripts/{one.model_extra['madspy']['transcript_id']}").json()["rounds"]) == 1
@@ -105,8 +112,11 @@ def test_openai_package_reads_answer_usage_and_the_madspy_field(served):
 def test_openai_package_streams_rounds_then_the_answer(served):
     server, _ = served()
     with server as url, httpx.Client(base_url=url, headers=AUTH) as http:
-        chunks = list(client(url).chat.completions.create(
-            model="arith", messages=user("What is 17 * 23?"), stream=True, stream_options={"include_usage": True}))
+        chunks = list(
+            client(url).chat.completions.create(
+                model="arith", messages=user("What is 17 * 23?"), stream=True, stream_options={"include_usage": True}
+            )
+        )
         assert {chunk.object for chunk in chunks} == {"chat.completion.chunk"}
         assert chunks[0].choices[0].delta.role == "assistant"
         extras = [(c.model_extra or {}).get("madspy", {}) for c in chunks]
@@ -121,8 +131,9 @@ def test_openai_package_streams_rounds_then_the_answer(served):
         t = http.get(f"/v1/transcripts/{extra['transcript_id']}").json()
         assert chunks[-1].usage.prompt_tokens == t["usage"]["prompt_tokens"]
 
-        with http.stream("POST", "/v1/chat/completions", json={"model": "arith", "messages": user("What is 2 * 5?"),
-                                                               "stream": True}) as r:
+        with http.stream(
+            "POST", "/v1/chat/completions", json={"model": "arith", "messages": user("What is 2 * 5?"), "stream": True}
+        ) as r:
             lines = [line for line in r.iter_lines() if line]
         assert all(line.startswith("data: ") for line in lines) and lines[-1] == "data: [DONE]"
         assert '"usage"' not in "".join(lines)  # usage only when asked for
@@ -146,8 +157,12 @@ def test_errors_in_openai_shape(served):
             c.chat.completions.create(model="gpt-4o", messages=user("What is 2 * 2?"))
         assert e.value.body["code"] == "model_not_found" and "arith, seven" in e.value.body["message"]
 
-        refused = {"n": 2, "tools": [{"type": "function", "function": {"name": "f"}}], "logprobs": True,
-                   "response_format": {"type": "json_object"}}
+        refused = {
+            "n": 2,
+            "tools": [{"type": "function", "function": {"name": "f"}}],
+            "logprobs": True,
+            "response_format": {"type": "json_object"},
+        }
         for name, value in refused.items():
             with pytest.raises(openai.BadRequestError) as e:
                 c.chat.completions.create(model="arith", messages=user("What is 2 * 2?"), **{name: value})
@@ -160,18 +175,27 @@ def test_errors_in_openai_shape(served):
         with pytest.raises(openai.BadRequestError, match="the question is empty"):
             c.chat.completions.create(model="arith", messages=user("  "))
         with pytest.raises(openai.BadRequestError, match="text only, not image_url"):
-            c.chat.completions.create(model="arith", messages=[{"role": "user", "content": [
-                {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA=="}}]}])
+            c.chat.completions.create(
+                model="arith",
+                messages=[
+                    {
+                        "role": "user",
+                        "content": [{"type": "image_url", "image_url": {"url": "data:image/png;base64,AA=="}}],
+                    }
+                ],
+            )
         with pytest.raises(openai.BadRequestError) as e:
             c.chat.completions.create(model="arith", messages="What is 2 * 2?")
         assert e.value.body["param"] == "messages"
 
-        big = httpx.post(f"{url}/v1/chat/completions", headers=AUTH, json={"model": "arith",
-                                                                          "messages": user("x" * 70000)})
+        big = httpx.post(
+            f"{url}/v1/chat/completions", headers=AUTH, json={"model": "arith", "messages": user("x" * 70000)}
+        )
         assert big.status_code == 413 and big.json()["error"]["code"] == "request_too_large"
         form_type = {"Content-Type": "application/x-www-form-urlencoded"}  # what curl -d sends
-        form = httpx.post(f"{url}/v1/chat/completions", headers=AUTH | form_type,
-                          content=b'{"model": "arith", "messages": []}')
+        form = httpx.post(
+            f"{url}/v1/chat/completions", headers=AUTH | form_type, content=b'{"model": "arith", "messages": []}'
+        )
         assert form.status_code == 400 and "Content-Type: application/json" in form.json()["error"]["message"]
         unknown = httpx.post(f"{url}/v1/completions", headers=AUTH, json={"model": "arith", "prompt": "hi"})
         assert unknown.status_code == 404 and unknown.json()["error"]["type"] == "invalid_request_error"
@@ -189,8 +213,9 @@ def test_busy_429_and_timeout_504_without_a_retry(served, scripted):
 
         def ask() -> None:
             try:
-                c.chat.completions.create(model="arith", messages=user("2 * 2?"),
-                                          extra_body={"rounds": 1, "protocol": "majority"})  # one 0.5 s step
+                c.chat.completions.create(
+                    model="arith", messages=user("2 * 2?"), extra_body={"rounds": 1, "protocol": "majority"}
+                )  # one 0.5 s step
                 outcomes.append("answered")
             except openai.RateLimitError as e:
                 outcomes.append(e.body["code"])
@@ -214,19 +239,21 @@ def test_busy_429_and_timeout_504_without_a_retry(served, scripted):
         assert stored["status"] == "time_exhausted"
         assert 'madspy_http_requests_total{code="504"} 1' in http.get("/metrics").text
 
-        with pytest.raises(openai.APIError, match="longer than 0.75s"):  # streaming: an error line ends the stream
+        with pytest.raises(openai.APIError, match=r"longer than 0\.75s"):  # streaming: an error line ends the stream
             list(c.chat.completions.create(model="arith", messages=user("What is 2 * 2?"), stream=True))
 
 
 def test_litellm_calls_a_program_as_an_openai_model(served):
     server, _ = served()
     with server as url:
-        r = litellm.completion(model="openai/arith", api_base=f"{url}/v1", api_key=KEY,
-                               messages=user("What is 12 * 12?"))
+        r = litellm.completion(
+            model="openai/arith", api_base=f"{url}/v1", api_key=KEY, messages=user("What is 12 * 12?")
+        )
         assert r.choices[0].message.content == "144"
         assert r.usage.total_tokens == r.usage.prompt_tokens + r.usage.completion_tokens > 0
-        stream = litellm.completion(model="openai/seven", api_base=f"{url}/v1", api_key=KEY,
-                                    messages=user("What is 12 * 12?"), stream=True)
+        stream = litellm.completion(
+            model="openai/seven", api_base=f"{url}/v1", api_key=KEY, messages=user("What is 12 * 12?"), stream=True
+        )
         assert "".join(chunk.choices[0].delta.content or "" for chunk in stream) == "7"  # round chunks add nothing
         with pytest.raises(litellm.NotFoundError):
             litellm.completion(model="openai/nope", api_base=f"{url}/v1", api_key=KEY, messages=user("2 * 2?"))
@@ -248,8 +275,10 @@ def test_a_dspy_program_uses_a_served_debate_as_its_lm(served, engine):
                 dspy.Predict("question -> answer, unit")(question="What is 6 * 7?")
         debated = [turn.inputs["question"] for turn in calls_of(model) if turn.role == "proposer"]
         # DSPy's field markers and format instructions are stripped: the debaters see the question itself.
-        assert debated == ["What is 6 * 7?"] * 2 + ["What is 6 * 8?"] * 2 + \
-            ["context: Numbers: 3 and 4.\n\nquestion: 3 * 4?"] * 2
+        assert (
+            debated
+            == ["What is 6 * 7?"] * 2 + ["What is 6 * 8?"] * 2 + ["context: Numbers: 3 and 4.\n\nquestion: 3 * 4?"] * 2
+        )
 
 
 def test_serve_cli_names_programs(tmp_path, monkeypatch, capsys):

@@ -10,8 +10,7 @@ import huggingface_hub.utils
 import pytest
 
 from madspy.core.errors import DataUnavailable
-from madspy.data import DATA_DIR_ENV, TaskError, get_task, list_tasks
-from madspy.data import tasks
+from madspy.data import DATA_DIR_ENV, TaskError, get_task, list_tasks, tasks
 from madspy.data.arithmetic import Expression, generate
 
 
@@ -58,7 +57,12 @@ def test_every_task_is_covered():
 def test_task_kinds_follow_voting_or_consensus():
     kinds = {name: get_task(name, **options).task_kind for name, options in TASKS}
     assert {name for name, kind in kinds.items() if kind == "knowledge"} == {
-        "arc_challenge", "commonsenseqa", "mmlu", "truthfulqa", "fever"}
+        "arc_challenge",
+        "commonsenseqa",
+        "mmlu",
+        "truthfulqa",
+        "fever",
+    }
     assert {name for name, kind in kinds.items() if kind == "open_ended"} == {"wmt22"}
     assert kinds["gsm8k"] == kinds["arithmetic"] == kinds["strategyqa"] == "reasoning"
 
@@ -131,11 +135,14 @@ def _write_jsonl(path: Path, rows: list[dict]) -> None:
 
 
 def test_unparsable_gold_rows_are_skipped_and_counted(tmp_path):
-    _write_jsonl(tmp_path / "gsm8k" / "test.jsonl", [
-        {"question": "2+2?", "answer": "2+2=4\n#### 4"},
-        {"question": "No marker", "answer": "The answer is 5"},
-        {"question": "Big", "answer": "#### 1,234"},
-    ])
+    _write_jsonl(
+        tmp_path / "gsm8k" / "test.jsonl",
+        [
+            {"question": "2+2?", "answer": "2+2=4\n#### 4"},
+            {"question": "No marker", "answer": "The answer is 5"},
+            {"question": "Big", "answer": "#### 1,234"},
+        ],
+    )
     report = get_task("gsm8k").load_with_report(data_dir=tmp_path)
     assert [example.answer for example in report.examples] == ["4", "1234"]
     assert [example.id for example in report.examples] == ["test-0", "test-2"]
@@ -143,12 +150,17 @@ def test_unparsable_gold_rows_are_skipped_and_counted(tmp_path):
 
 
 def test_numeric_choice_labels_become_letters(tmp_path):
-    _write_jsonl(tmp_path / "arc_challenge" / "test.jsonl", [{
-        "id": "q1",
-        "question": "Pick two.",
-        "choices": {"text": ["one", "two", "three"], "label": ["1", "2", "3"]},
-        "answerKey": "2",
-    }])
+    _write_jsonl(
+        tmp_path / "arc_challenge" / "test.jsonl",
+        [
+            {
+                "id": "q1",
+                "question": "Pick two.",
+                "choices": {"text": ["one", "two", "three"], "label": ["1", "2", "3"]},
+                "answerKey": "2",
+            }
+        ],
+    )
     (example,) = get_task("arc_challenge").load(data_dir=tmp_path)
     assert example.question == "Pick two.\n\nA) one\nB) two\nC) three"
     assert example.answer == "B"
@@ -156,12 +168,12 @@ def test_numeric_choice_labels_become_letters(tmp_path):
 
 
 def test_unknown_task_lists_known_tasks():
-    with pytest.raises(TaskError, match="known tasks: .*gsm8k"):
+    with pytest.raises(TaskError, match=r"known tasks: .*gsm8k"):
         get_task("gsm9k")
 
 
 def test_unknown_option_and_subtask():
-    with pytest.raises(TaskError, match="unknown option.*subject"):
+    with pytest.raises(TaskError, match=r"unknown option.*subject"):
         get_task("gsm8k", subject="anatomy")
     with pytest.raises(TaskError, match="date_understanding"):
         get_task("bbh")
@@ -246,9 +258,7 @@ def test_arithmetic_task_needs_no_data(no_env_data_dir):
     task = get_task("arithmetic")
     report = task.load_with_report(n=3, seed=0)
     assert report.source == "generated" and report.skipped == 0
-    assert [example.id for example in report.examples] == [
-        example.id for example in task.load(n=3, seed=0)
-    ]
+    assert [example.id for example in report.examples] == [example.id for example in task.load(n=3, seed=0)]
     example = report.examples[0]
     assert example.question.startswith("What is the result of ")
     assert task.score(f"So the result is {example.answer}.", example.answer) == 1.0

@@ -31,17 +31,33 @@ DEBATES = {"3x2": (3, 2), "5x3": (5, 3)}  # name: (agents, rounds)
 
 def _script(turn: Turn) -> dict[str, Any]:
     """Every role answers at once; agents agree, the critic finds nothing."""
-    return {"reasoning_steps": ["17*23=391"], "answer": "391", "confidence": 0.9, "evidence_ref": "none",
-            "issues": [], "verdict": "sound", "final_answer": "391", "verification": "checked",
-            "status": "converged"}
+    return {
+        "reasoning_steps": ["17*23=391"],
+        "answer": "391",
+        "confidence": 0.9,
+        "evidence_ref": "none",
+        "issues": [],
+        "verdict": "sound",
+        "final_answer": "391",
+        "verification": "checked",
+        "status": "converged",
+    }
 
 
 def _full_debate(model: str, agents: int, rounds: int) -> Debate:
     """Critic and resolver on, stop rules off: every debate runs all its rounds."""
-    return Debate(DebateConfig.with_agents(
-        agents, model=model, rounds=rounds, protocol="judge", stop={"agreement_gate": None, "stable_rounds": 0},
-        concurrency=agents, cache=False, num_retries=0,
-    ))
+    return Debate(
+        DebateConfig.with_agents(
+            agents,
+            model=model,
+            rounds=rounds,
+            protocol="judge",
+            stop={"agreement_gate": None, "stable_rounds": 0},
+            concurrency=agents,
+            cache=False,
+            num_retries=0,
+        )
+    )
 
 
 def _time_debate(debate: Debate, latency_s: float, repeats: int) -> dict[str, Any]:
@@ -55,9 +71,14 @@ def _time_debate(debate: Debate, latency_s: float, repeats: int) -> dict[str, An
     calls = transcript.calls()
     steps = len({(c.round, c.role) for c in calls})
     critical = steps * latency_s
-    return {"steps": steps, "calls": len(calls), "wall_s": round(wall, 4), "critical_path_s": round(critical, 4),
-            "efficiency": round(wall / critical, 4) if critical else None,
-            "overhead_ms_per_call": round(1000 * (wall - critical) / len(calls), 3)}
+    return {
+        "steps": steps,
+        "calls": len(calls),
+        "wall_s": round(wall, 4),
+        "critical_path_s": round(critical, 4),
+        "efficiency": round(wall / critical, 4) if critical else None,
+        "overhead_ms_per_call": round(1000 * (wall - critical) / len(calls), 3),
+    }
 
 
 def _throughput(model: str, latency_s: float, questions: int, concurrency: int) -> dict[str, Any]:
@@ -65,17 +86,23 @@ def _throughput(model: str, latency_s: float, questions: int, concurrency: int) 
 
     with tempfile.TemporaryDirectory(prefix="madspy-bench-") as out:
         started = time.perf_counter()
-        evaluate("arithmetic", model, ["cot"], out=out, n=questions, concurrency=concurrency, cache=False,
-                 progress=False)
+        evaluate(
+            "arithmetic", model, ["cot"], out=out, n=questions, concurrency=concurrency, cache=False, progress=False
+        )
         wall = time.perf_counter() - started
     waves = math.ceil(questions / concurrency)
-    return {"questions": questions, "concurrency": concurrency, "wall_s": round(wall, 4),
-            "throughput_qps": round(questions / wall, 2),
-            "ideal_qps": round(questions / (waves * latency_s), 2) if latency_s else None}
+    return {
+        "questions": questions,
+        "concurrency": concurrency,
+        "wall_s": round(wall, 4),
+        "throughput_qps": round(questions / wall, 2),
+        "ideal_qps": round(questions / (waves * latency_s), 2) if latency_s else None,
+    }
 
 
-def engine_benchmark(latency_s: float = 0.2, questions: int = 100, concurrency: int = 16,
-                     repeats: int = 3) -> dict[str, Any]:
+def engine_benchmark(
+    latency_s: float = 0.2, questions: int = 100, concurrency: int = 16, repeats: int = 3
+) -> dict[str, Any]:
     """Concurrency efficiency of a 3-agent 2-round and a 5-agent 3-round debate, overhead, throughput.
 
     >>> # result = engine_benchmark(latency_s=0.05, questions=20)

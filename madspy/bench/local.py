@@ -31,9 +31,9 @@ from contextlib import contextmanager
 from typing import Any
 
 from madspy.core import local
-from madspy.data import get_task
 from madspy.core.errors import InputError
 from madspy.core.models import provider_of
+from madspy.data import get_task
 from madspy.programs.config import DebateConfig
 from madspy.programs.debate import Debate
 from madspy.programs.presets import preset
@@ -50,9 +50,15 @@ def modes() -> dict[str, dict[str, str]]:
     (['before', 'no_reuse', 'reuse'], {'MADSPY_LOCAL_CONTEXTS': '1'})
     """
     cores = local.n_threads()
-    return {"reuse": {}, "no_reuse": {"MADSPY_LOCAL_CONTEXTS": "1"},
-            "before": {"MADSPY_LOCAL_CONTEXTS": "1", "MADSPY_LOCAL_N_THREADS": str(max(1, cores - 1)),
-                       "MADSPY_LOCAL_N_THREADS_BATCH": str(cores)}}
+    return {
+        "reuse": {},
+        "no_reuse": {"MADSPY_LOCAL_CONTEXTS": "1"},
+        "before": {
+            "MADSPY_LOCAL_CONTEXTS": "1",
+            "MADSPY_LOCAL_N_THREADS": str(max(1, cores - 1)),
+            "MADSPY_LOCAL_N_THREADS_BATCH": str(cores),
+        },
+    }
 
 
 def at_temperature_zero(config: DebateConfig) -> DebateConfig:
@@ -63,8 +69,9 @@ def at_temperature_zero(config: DebateConfig) -> DebateConfig:
     ({0.0}, 0.0)
     """
     zero = {"temperature": 0.0}
-    return config.updated(agents=[a.model_dump() | zero for a in config.agents], critic=zero, resolver=zero,
-                          referee=zero, mask=zero)
+    return config.updated(
+        agents=[a.model_dump() | zero for a in config.agents], critic=zero, resolver=zero, referee=zero, mask=zero
+    )
 
 
 @contextmanager
@@ -104,8 +111,10 @@ def raw_speed(model: str, threads: int, new_tokens: int = 64) -> dict[str, float
             started = time.perf_counter()  # the same prompt again: only its last token is evaluated
             warm = llm.create_completion(SPEED_PROMPT, max_tokens=new_tokens, temperature=0.0)
             generation_s = time.perf_counter() - started
-    return {"prompt_tokens_per_s": round(cold["usage"]["prompt_tokens"] / prompt_s, 1),
-            "generation_tokens_per_s": round(warm["usage"]["completion_tokens"] / generation_s, 1)}
+    return {
+        "prompt_tokens_per_s": round(cold["usage"]["prompt_tokens"] / prompt_s, 1),
+        "generation_tokens_per_s": round(warm["usage"]["completion_tokens"] / generation_s, 1),
+    }
 
 
 def hit_rate(calls: Sequence[Call]) -> float | None:
@@ -136,10 +145,15 @@ def _run_mode(debate: Debate, model: str, questions: Sequence[str]) -> dict[str,
     by_role: dict[str, list[Call]] = defaultdict(list)
     for call in calls:
         by_role[call.role].append(call)
-    return {"wall_s": walls, "answers": answers, "prefix_hit_rate": hit_rate(calls),
-            "prefix_hit_rate_by_role": {role: hit_rate(mine) for role, mine in sorted(by_role.items())},
-            "prompt_tokens": sum(c.prompt_tokens for c in calls), "calls": len(calls),
-            "rss_mb_per_context": round(per_context)}
+    return {
+        "wall_s": walls,
+        "answers": answers,
+        "prefix_hit_rate": hit_rate(calls),
+        "prefix_hit_rate_by_role": {role: hit_rate(mine) for role, mine in sorted(by_role.items())},
+        "prompt_tokens": sum(c.prompt_tokens for c in calls),
+        "calls": len(calls),
+        "rss_mb_per_context": round(per_context),
+    }
 
 
 def _program(name: str, runs: dict[str, dict[str, Any]], n: int) -> dict[str, Any]:
@@ -162,10 +176,17 @@ def _program(name: str, runs: dict[str, dict[str, Any]], n: int) -> dict[str, An
     return out
 
 
-def local_benchmark(model: str = local.DEFAULT_MODEL, *, questions: int = 3, task: str = "arithmetic",
-                    data_dir: str | None = None, programs: Sequence[str] = ("cot", "debate"),
-                    max_tokens: int = 384, seed: int = 0,
-                    compare: Sequence[str] = ("no_reuse",)) -> dict[str, Any]:
+def local_benchmark(
+    model: str = local.DEFAULT_MODEL,
+    *,
+    questions: int = 3,
+    task: str = "arithmetic",
+    data_dir: str | None = None,
+    programs: Sequence[str] = ("cot", "debate"),
+    max_tokens: int = 384,
+    seed: int = 0,
+    compare: Sequence[str] = ("no_reuse",),
+) -> dict[str, Any]:
     """Speed, prefix-hit rate and each program's wall time per question with and without prefix reuse.
 
     ``compare`` names the modes timed besides ``reuse`` (``no_reuse``, ``before``). The top-level
@@ -185,10 +206,17 @@ def local_benchmark(model: str = local.DEFAULT_MODEL, *, questions: int = 3, tas
     threads = local.n_threads()
     speed = raw_speed(model, threads)
     result: dict[str, Any] = {
-        "model": model, "task": task, "questions": len(asked), "threads": threads,
-        "threads_batch": local.n_threads_batch(), "contexts": local.max_contexts(), **speed,
-        "generation_tokens_per_s_1_thread": raw_speed(model, 1)["generation_tokens_per_s"] if threads > 1 else
-        speed["generation_tokens_per_s"], "programs": {},
+        "model": model,
+        "task": task,
+        "questions": len(asked),
+        "threads": threads,
+        "threads_batch": local.n_threads_batch(),
+        "contexts": local.max_contexts(),
+        **speed,
+        "generation_tokens_per_s_1_thread": raw_speed(model, 1)["generation_tokens_per_s"]
+        if threads > 1
+        else speed["generation_tokens_per_s"],
+        "programs": {},
     }
     settings = modes()
     for name in programs:
@@ -200,7 +228,10 @@ def local_benchmark(model: str = local.DEFAULT_MODEL, *, questions: int = 3, tas
                 runs[mode] = _run_mode(debate, model, asked)
         result["programs"][name] = _program(name, runs, len(asked))
     last = result["programs"][programs[-1]]
-    result |= {"debate_wall_s": last["wall_s"], "prefix_hit_rate": last["prefix_hit_rate"]["reuse"],
-               **{k: v for k, v in last.items() if k.startswith(("speedup", "same_answers"))},
-               "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
+    result |= {
+        "debate_wall_s": last["wall_s"],
+        "prefix_hit_rate": last["prefix_hit_rate"]["reuse"],
+        **{k: v for k, v in last.items() if k.startswith(("speedup", "same_answers"))},
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+    }
     return result

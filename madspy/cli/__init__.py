@@ -32,8 +32,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
-    add_run, add_eval, add_summary, add_compare, add_redecide, add_bench, add_serve, add_compile, add_search, add_ab, add_port,
-    add_show, add_report, add_export_pairs,
+    add_run,
+    add_eval,
+    add_summary,
+    add_compare,
+    add_redecide,
+    add_bench,
+    add_serve,
+    add_compile,
+    add_search,
+    add_ab,
+    add_port,
+    add_show,
+    add_report,
+    add_export_pairs,
 ]
 
 

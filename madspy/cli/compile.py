@@ -1,10 +1,13 @@
 """The ``madspy compile`` and ``madspy search`` subcommands.
 
-Example:
-    $ madspy compile --task arithmetic --model openai/gpt-4o-mini --optimizer bootstrap --train 8 --dev 8 \
+Example::
+
+    madspy compile --task arithmetic --model openai/gpt-4o-mini --optimizer bootstrap --train 8 --dev 8 \
         --out compiled/arithmetic.json
-    $ madspy compile --handwritten --task arithmetic --model openai/gpt-4o-mini --out compiled/handwritten-arithmetic.json
-    $ madspy search --task arithmetic --model openai/gpt-4o-mini --trials 20 --study arith --out compiled/arith-search.json
+    madspy compile --handwritten --task arithmetic --model openai/gpt-4o-mini \
+        --out compiled/handwritten-arithmetic.json
+    madspy search --task arithmetic --model openai/gpt-4o-mini --trials 20 --study arith \
+        --out compiled/arith-search.json
 """
 
 from __future__ import annotations
@@ -34,16 +37,25 @@ def _add_debate_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the train/dev draw and the optimizer (default 0)")
     p.add_argument("--data-dir", type=Path, help="folder laid out as <data_dir>/<task>/<file>")
     p.add_argument("--max-tokens", type=int, help="completion tokens per call (default: the preset's)")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="any config field by dotted path, value as JSON (e.g. --set critic.isolated=true)")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="any config field by dotted path, value as JSON (e.g. --set critic.isolated=true)",
+    )
 
 
 def add_compile(sub: argparse._SubParsersAction) -> None:
     from madspy.optimizers.compile import DEFAULT_MAX_CALLS, OPTIMIZERS
     from madspy.programs.protocols import ProtocolName
 
-    p = sub.add_parser("compile", help="compile every role's instructions and demos with a DSPy optimizer",
-                       epilog=COMPILE_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "compile",
+        help="compile every role's instructions and demos with a DSPy optimizer",
+        epilog=COMPILE_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     _add_debate_options(p)
     p.add_argument("--optimizer", choices=OPTIMIZERS, help="the DSPy optimizer (required unless --handwritten)")
     p.add_argument("--handwritten", action="store_true", help="save the hand-written program instead of compiling")
@@ -54,8 +66,12 @@ def add_compile(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--agents", type=int, help="number of debaters")
     p.add_argument("--rounds", type=int, help="rounds in all, round 0 included")
     p.add_argument("--protocol", choices=get_args(ProtocolName), help="how the final answer is chosen")
-    p.add_argument("--max-calls", type=int, default=DEFAULT_MAX_CALLS,
-                   help=f"refuse when the estimated LM calls exceed this (default {DEFAULT_MAX_CALLS})")
+    p.add_argument(
+        "--max-calls",
+        type=int,
+        default=DEFAULT_MAX_CALLS,
+        help=f"refuse when the estimated LM calls exceed this (default {DEFAULT_MAX_CALLS})",
+    )
     p.add_argument("--weights", default="acc=1,critic=0.3,calib=0.3,cost=0.1", help="composite metric weights")
     p.add_argument("--budget-tokens", type=int, help="tokens per question above which the cost term grows")
     p.add_argument("--reflection-model", help="prompt/reflection model of mipro, gepa, simba (default --model)")
@@ -79,8 +95,9 @@ def _config_changes(args: argparse.Namespace) -> dict[str, Any]:
     from madspy.cli.options import set_changes
     from madspy.programs.config import DebateConfig
 
-    changes: dict[str, Any] = {k: getattr(args, k) for k in ("rounds", "protocol", "max_tokens", "api_base")
-                               if getattr(args, k) is not None}
+    changes: dict[str, Any] = {
+        k: getattr(args, k) for k in ("rounds", "protocol", "max_tokens", "api_base") if getattr(args, k) is not None
+    }
     if args.agents is not None:
         changes["agents"] = [a.model_dump() for a in DebateConfig.default_agents(args.agents)]
     if args.protocol == "majority":
@@ -104,10 +121,21 @@ def cmd_compile(args: argparse.Namespace) -> int:
         print(plan.describe(), file=sys.stderr)
         if not args.yes and sys.stdin.isatty() and input("run it? [y/N] ").strip().lower() not in ("y", "yes"):
             return 1
-    result = compile_program(args.task, args.model, args.optimizer, train=args.train, dev=args.dev,
-                             seed=args.seed, config=config, weights=Weights.parse(args.weights),
-                             budget_tokens=args.budget_tokens, reflection_model=args.reflection_model,
-                             data_dir=args.data_dir, max_calls=args.max_calls, out=args.out)
+    result = compile_program(
+        args.task,
+        args.model,
+        args.optimizer,
+        train=args.train,
+        dev=args.dev,
+        seed=args.seed,
+        config=config,
+        weights=Weights.parse(args.weights),
+        budget_tokens=args.budget_tokens,
+        reflection_model=args.reflection_model,
+        data_dir=args.data_dir,
+        max_calls=args.max_calls,
+        out=args.out,
+    )
     print(json.dumps({"out": str(args.out), "wall_s": result.wall_s, "dev": result.dev}, indent=2))
     return 0
 
@@ -116,20 +144,34 @@ def cmd_search(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
+    from madspy.cli.options import set_changes
     from madspy.optimizers.search import search
 
-    from madspy.cli.options import set_changes
-
     fixed = set_changes(args.set, {k: getattr(args, k) for k in ("max_tokens", "api_base") if getattr(args, k)})
-    result = search(args.task, args.model, trials=args.trials, storage=args.storage, study=args.study,
-                    train=args.train, dev=args.dev, seed=args.seed, data_dir=args.data_dir, out=args.out, **fixed)
+    result = search(
+        args.task,
+        args.model,
+        trials=args.trials,
+        storage=args.storage,
+        study=args.study,
+        train=args.train,
+        dev=args.dev,
+        seed=args.seed,
+        data_dir=args.data_dir,
+        out=args.out,
+        **fixed,
+    )
     table = Table(title=f"Pareto front of {args.study} ({len(result.study.trials)} trials)")
     for column in ("trial", "accuracy", "tokens/question", "settings"):
         table.add_column(column, justify="right" if column != "settings" else "left")
     for t in result.front:
         mark = " *" if result.best is not None and t.number == result.best.number else ""
-        table.add_row(f"{t.number}{mark}", f"{t.values[0]:.3f}", f"{t.values[1]:.0f}",
-                      " ".join(f"{k}={v}" for k, v in t.params.items()))
+        table.add_row(
+            f"{t.number}{mark}",
+            f"{t.values[0]:.3f}",
+            f"{t.values[1]:.0f}",
+            " ".join(f"{k}={v}" for k, v in t.params.items()),
+        )
     Console().print(table)
     if args.out:
         print(f"wrote {args.out} (trial {result.best.number}, marked *)", file=sys.stderr)

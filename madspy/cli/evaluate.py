@@ -37,35 +37,55 @@ def add_task_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--n", type=int, default=100, help="questions sampled (default 100)")
     p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
     p.add_argument("--data-dir", type=Path, help="folder laid out as <data_dir>/<task>/<file>")
-    p.add_argument("--concurrency", type=int,
-                   help="questions in flight at once (default 8; 1 for a local/ model, whose calls queue anyway)")
+    p.add_argument(
+        "--concurrency",
+        type=int,
+        help="questions in flight at once (default 8; 1 for a local/ model, whose calls queue anyway)",
+    )
 
 
 def add_eval(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("eval", help="evaluate programs and baselines on a task", epilog=EVAL_EXAMPLES,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "eval",
+        help="evaluate programs and baselines on a task",
+        epilog=EVAL_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_task_options(p)
     p.add_argument("--model", required=True, help="LiteLLM model string every program uses")
     p.add_argument("--api-base", help="URL of the server behind --model (vLLM, Ollama, llama.cpp's server)")
-    p.add_argument("--programs", default=DEFAULT_PROGRAMS,
-                   help="comma-separated presets (cot, sc, sc:K, du-mad, debate) and/or program .json files "
-                        f"(default {DEFAULT_PROGRAMS})")
+    p.add_argument(
+        "--programs",
+        default=DEFAULT_PROGRAMS,
+        help="comma-separated presets (cot, sc, sc:K, du-mad, debate) and/or program .json files "
+        f"(default {DEFAULT_PROGRAMS})",
+    )
     p.add_argument("--split", help="data split (default: the task's)")
     p.add_argument("--max-tokens", type=int, help="completion tokens per call (default: the program's)")
     p.add_argument("--no-cache", action="store_true", help="do not reuse cached LM replies")
-    p.add_argument("--sc-matched-k", type=int, metavar="K",
-                   help="samples of the token-matched self-consistency, fixed up front so it runs alongside "
-                        "the others (default: measured from the sc and debate rows once they are done)")
-    p.add_argument("--out", type=Path, help="folder for settings, rows, transcripts and summary "
-                                             "(default runs/<task>-<model>-n<N>-seed<S>)")
+    p.add_argument(
+        "--sc-matched-k",
+        type=int,
+        metavar="K",
+        help="samples of the token-matched self-consistency, fixed up front so it runs alongside "
+        "the others (default: measured from the sc and debate rows once they are done)",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        help="folder for settings, rows, transcripts and summary (default runs/<task>-<model>-n<N>-seed<S>)",
+    )
     p.set_defaults(handler=cmd_eval)
 
 
 def add_summary(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("summary", help="summarize an eval folder's rows as they are (also while the eval runs)")
     p.add_argument("out", type=Path, help="an eval folder")
-    p.add_argument("--paired", action="store_true",
-                   help="only questions every program has finished, so all programs are compared on the same ones")
+    p.add_argument(
+        "--paired",
+        action="store_true",
+        help="only questions every program has finished, so all programs are compared on the same ones",
+    )
     p.set_defaults(handler=cmd_summary)
 
 
@@ -88,20 +108,30 @@ def add_redecide(sub: argparse._SubParsersAction) -> None:
 
 def add_bench(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bench", help="benchmarks of madspy itself")
-    p.add_argument("what", choices=["engine", "local"],
-                   help="engine: concurrency efficiency, overhead, throughput (scripted model); "
-                        "local: llama.cpp speed and prefix reuse on a local/ model")
+    p.add_argument(
+        "what",
+        choices=["engine", "local"],
+        help="engine: concurrency efficiency, overhead, throughput (scripted model); "
+        "local: llama.cpp speed and prefix reuse on a local/ model",
+    )
     p.add_argument("--latency", type=float, default=0.2, help="engine: seconds each scripted call takes (0.2)")
-    p.add_argument("--questions", type=int, help="engine: questions of the throughput run (default 100); "
-                                                 "local: questions debated with and without reuse (default 3)")
+    p.add_argument(
+        "--questions",
+        type=int,
+        help="engine: questions of the throughput run (default 100); "
+        "local: questions debated with and without reuse (default 3)",
+    )
     p.add_argument("--model", default="local/smollm2-135m", help="local: the local/ model (default the embedded one)")
     p.add_argument("--task", default="arithmetic", help="local: where the questions come from (default arithmetic)")
     p.add_argument("--data-dir", help="local: folder of task files (else the Hugging Face Hub)")
     p.add_argument("--programs", default="cot,debate", help="local: presets to time (default cot,debate)")
     p.add_argument("--max-tokens", type=int, default=384, help="local: completion tokens per call (default 384)")
-    p.add_argument("--compare", default="no_reuse",
-                   help="local: modes timed besides reuse: no_reuse, and before (one context, generation on all "
-                        "cores but one: madspy before prefix reuse), comma-separated (default no_reuse)")
+    p.add_argument(
+        "--compare",
+        default="no_reuse",
+        help="local: modes timed besides reuse: no_reuse, and before (one context, generation on all "
+        "cores but one: madspy before prefix reuse), comma-separated (default no_reuse)",
+    )
     p.add_argument("--concurrency", type=int, default=16, help="questions in flight in the throughput run")
     p.add_argument("--repeats", type=int, default=3, help="timed runs per debate; the median is kept")
     p.add_argument("--json", action="store_true", help="print JSON (default: one line per number)")
@@ -116,8 +146,7 @@ def default_out(args: argparse.Namespace) -> Path:
     PosixPath('runs/gsm8k-qwen-1.5b-n50-seed0')
     """
     model = re.sub(r"[^\w.-]+", "_", args.model.rstrip("/").rsplit("/", 1)[-1].removesuffix(".gguf"))
-    parts = [args.task, args.split, model, f"n{args.n}", f"seed{args.seed}",
-             args.max_tokens and f"mt{args.max_tokens}"]
+    parts = [args.task, args.split, model, f"n{args.n}", f"seed{args.seed}", args.max_tokens and f"mt{args.max_tokens}"]
     return Path("runs", "-".join(str(part) for part in parts if part))
 
 
@@ -147,10 +176,21 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from madspy.evaluation import evaluate, write_tables
 
     programs = [p.strip() for p in args.programs.split(",") if p.strip()]
-    ev = evaluate(args.task, args.model, programs, out=args.out or default_out(args), n=args.n, seed=args.seed,
-                  split=args.split, data_dir=args.data_dir, concurrency=args.concurrency,
-                  max_tokens=args.max_tokens, cache=not args.no_cache, sc_matched_k=args.sc_matched_k,
-                  api_base=args.api_base)
+    ev = evaluate(
+        args.task,
+        args.model,
+        programs,
+        out=args.out or default_out(args),
+        n=args.n,
+        seed=args.seed,
+        split=args.split,
+        data_dir=args.data_dir,
+        concurrency=args.concurrency,
+        max_tokens=args.max_tokens,
+        cache=not args.no_cache,
+        sc_matched_k=args.sc_matched_k,
+        api_base=args.api_base,
+    )
     err = Console(stderr=True)
     if ev.skipped:
         err.print(f"{args.task}: skipped {ev.skipped} rows whose gold answer did not parse")
@@ -200,8 +240,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     print(f"paired questions: {c.n}")
     print(f"accuracy: {c.a} {c.accuracy_a:.3f} | {c.b} {c.accuracy_b:.3f}")
     print(f"difference {c.a} - {c.b}: {d.mean_difference:+.3f} (95% paired-bootstrap CI {d.low:+.3f} to {d.high:+.3f})")
-    print(f"McNemar: {c.a} only right {c.mcnemar.a_only}, {c.b} only right {c.mcnemar.b_only}, "
-          f"p = {c.mcnemar.p_value:.4g} ({c.mcnemar.method})")
+    print(
+        f"McNemar: {c.a} only right {c.mcnemar.a_only}, {c.b} only right {c.mcnemar.b_only}, "
+        f"p = {c.mcnemar.p_value:.4g} ({c.mcnemar.method})"
+    )
     print(f"tokens per question: {c.a} {c.tokens_a:.0f} | {c.b} {c.tokens_b:.0f}")
     print(f"wall seconds per question: {c.a} {c.wall_s_a:.2f} | {c.b} {c.wall_s_b:.2f}")
     print(c.verdict)
@@ -212,15 +254,21 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.what == "local":
         from madspy.bench.local import local_benchmark
 
-        result = local_benchmark(args.model, questions=args.questions or 3, task=args.task, data_dir=args.data_dir,
-                                 programs=[p.strip() for p in args.programs.split(",") if p.strip()],
-                                 max_tokens=args.max_tokens,
-                                 compare=[m.strip() for m in args.compare.split(",") if m.strip()])
+        result = local_benchmark(
+            args.model,
+            questions=args.questions or 3,
+            task=args.task,
+            data_dir=args.data_dir,
+            programs=[p.strip() for p in args.programs.split(",") if p.strip()],
+            max_tokens=args.max_tokens,
+            compare=[m.strip() for m in args.compare.split(",") if m.strip()],
+        )
     else:
         from madspy.bench.engine import engine_benchmark
 
-        result = engine_benchmark(latency_s=args.latency, questions=args.questions or 100,
-                                  concurrency=args.concurrency, repeats=args.repeats)
+        result = engine_benchmark(
+            latency_s=args.latency, questions=args.questions or 100, concurrency=args.concurrency, repeats=args.repeats
+        )
     if args.json:
         print(json.dumps(result, indent=2))
         return 0

@@ -49,5 +49,3 @@ def flag_of(parser: argparse.ArgumentParser, command: str, field: str) -> str:
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
     flags = {a.dest: a.option_strings[0] for a in commands[command]._actions if a.option_strings}
     return f"{flags[field]} ({field})" if field in flags else field
-
-

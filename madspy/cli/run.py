@@ -38,7 +38,11 @@ RUN_OPTIONS: dict[str, tuple[str, Any, str]] = {
     "--neighbors": ("neighbors", int, "ring: neighbours each agent sees"),
     "--group-size": ("group_size", int, "groups: agents per group"),
     "--budget": ("budget_tokens", int, "hard token budget per question"),
-    "--time-budget": ("budget_s", float, "seconds per question; no step starts after them (answers with the last votes)"),
+    "--time-budget": (
+        "budget_s",
+        float,
+        "seconds per question; no step starts after them (answers with the last votes)",
+    ),
     "--cascade": ("cascade_gate", float, "answer with one agent first; debate only below this confidence"),
     "--credit-ledger": ("credit_ledger", str, "JSON file of per-agent credit (credit protocol)"),
     "--echo-reaction": ("echo.reaction", "EchoReaction", "when most flips are conformity (default devils_advocate)"),
@@ -46,8 +50,11 @@ RUN_OPTIONS: dict[str, tuple[str, Any, str]] = {
     "--agreement-gate": ("stop.agreement_gate", float, "stop when all agree at least this confident (0.85)"),
     "--stable-rounds": ("stop.stable_rounds", int, "stop when no answer changed for k rounds (1; 0 = off)"),
     "--referee-every": ("referee.every", int, "referee every k rounds (with --referee)"),
-    "--referee-extend": ("referee.extend_below", float,
-                         "with --referee: one more round when the debaters' agreement at the last round is below this"),
+    "--referee-extend": (
+        "referee.extend_below",
+        float,
+        "with --referee: one more round when the debaters' agreement at the last round is below this",
+    ),
 }
 RUN_SWITCHES: dict[str, tuple[dict[str, Any], str]] = {
     "--no-critic": ({"critic.enabled": False}, "switch the critic off"),
@@ -65,10 +72,14 @@ def add_run(sub: argparse._SubParsersAction) -> None:
 
     from madspy.programs import config
 
-    p = sub.add_parser("run", help="debate one question (or a JSONL file of them)", epilog=RUN_EXAMPLES,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "run",
+        help="debate one question (or a JSONL file of them)",
+        epilog=RUN_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("question", nargs="?", help="the question to debate")
-    p.add_argument("--file", type=Path, help="JSONL file, one {\"question\": ...} per line; one result per line out")
+    p.add_argument("--file", type=Path, help='JSONL file, one {"question": ...} per line; one result per line out')
     p.add_argument("--program", type=Path, help="a saved program (JSON) to run instead of the hand-written roles")
     p.add_argument("--preset", help="named settings: debate (default), cot, sc, sc:K, du-mad")
     p.add_argument("--agents", type=int, help="number of debaters (default 3)")
@@ -79,8 +90,13 @@ def add_run(sub: argparse._SubParsersAction) -> None:
             p.add_argument(flag, dest=path, type=kind, help=text)
     for flag, (_, text) in RUN_SWITCHES.items():
         p.add_argument(flag, action="store_true", help=text)
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="any config field by dotted path, value as JSON (e.g. --set stop.agreement_gate=0.9)")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="any config field by dotted path, value as JSON (e.g. --set stop.agreement_gate=0.9)",
+    )
     p.add_argument("--run-budget", type=int, help="with --file: token budget for the whole file")
     p.add_argument("--transcript", type=Path, help="write the transcript JSON here (a folder with --file)")
     p.add_argument("--show", action="store_true", help="print the whole debate")
@@ -124,7 +140,7 @@ def _questions(path: Path) -> Iterator[tuple[int, str]]:
         except json.JSONDecodeError as e:
             raise InputError(f"{path}:{n} is not JSON ({e.msg})") from None
         if not isinstance(row, dict) or not isinstance(row.get("question"), str):
-            raise InputError(f"{path}:{n} has no \"question\" string")
+            raise InputError(f'{path}:{n} has no "question" string')
         yield n, row["question"]
 
 
@@ -142,9 +158,12 @@ def _print_result(result: Any, args: argparse.Namespace) -> None:
         u = result.usage
         cached = f" ({u['cached_prompt_tokens']} prompt tokens cached)" if u.get("cached_prompt_tokens") else ""
         print(result.answer)
-        print(f"confidence {result.confidence:.2f} | status {result.status} | stop {result.stop_reason} | "
-              f"{u['prompt_tokens']}+{u['completion_tokens']} tokens{cached} in {u['calls']} calls | "
-              f"{result.transcript.wall_s:.1f}s", file=sys.stderr)
+        print(
+            f"confidence {result.confidence:.2f} | status {result.status} | stop {result.stop_reason} | "
+            f"{u['prompt_tokens']}+{u['completion_tokens']} tokens{cached} in {u['calls']} calls | "
+            f"{result.transcript.wall_s:.1f}s",
+            file=sys.stderr,
+        )
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -190,5 +209,3 @@ def _run_file(debate: Any, args: argparse.Namespace) -> int:
             print(json.dumps({"line": line_no, **out}, ensure_ascii=False), flush=True)
             progress.advance(bar)
     return 0
-
-

@@ -51,11 +51,17 @@ def parse_programs(specs: list[str]) -> dict[str, Path]:
 
 def add_serve(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("serve", help="serve programs over HTTP: madspy's API and OpenAI's chat completions")
-    p.add_argument("--program", action="append", required=True, metavar="[NAME=]PATH",
-                   help="a saved program (JSON), served as NAME (the model of a chat request; default: the file "
-                        "stem); repeat to serve several, the first answers /v1/debate requests naming none")
-    p.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1; others need "
-                                                       "MADSPY_API_KEY)")
+    p.add_argument(
+        "--program",
+        action="append",
+        required=True,
+        metavar="[NAME=]PATH",
+        help="a saved program (JSON), served as NAME (the model of a chat request; default: the file "
+        "stem); repeat to serve several, the first answers /v1/debate requests naming none",
+    )
+    p.add_argument(
+        "--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1; others need MADSPY_API_KEY)"
+    )
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     p.add_argument("--db", type=Path, default=Path("transcripts.sqlite3"), help="SQLite file for transcripts")
     p.add_argument("--max-concurrent", type=int, default=4, help="debates at once; more get 429 (default 4)")
@@ -73,9 +79,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     if args.max_concurrent < 1 or args.timeout <= 0 or args.max_body < 1:
         raise InputError("--max-concurrent, --timeout and --max-body must be positive")
-    settings = ServeSettings(host=args.host, port=args.port, db=args.db, max_concurrent=args.max_concurrent,
-                             timeout_s=args.timeout, max_body=args.max_body, budget_tokens=args.budget_tokens,
-                             model=args.model, api_base=args.api_base)
+    settings = ServeSettings(
+        host=args.host,
+        port=args.port,
+        db=args.db,
+        max_concurrent=args.max_concurrent,
+        timeout_s=args.timeout,
+        max_body=args.max_body,
+        budget_tokens=args.budget_tokens,
+        model=args.model,
+        api_base=args.api_base,
+    )
     check_bind(settings.host, settings.api_key)  # before loading anything
     serve(parse_programs(args.program), settings)
     return 0
@@ -90,8 +104,12 @@ what compiling changed; opposite a preset it is the debate preset. Presets (cot,
 
 
 def add_ab(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("ab", help="A/B test two programs on the same questions, with an HTML report",
-                       epilog=AB_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "ab",
+        help="A/B test two programs on the same questions, with an HTML report",
+        epilog=AB_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--a", required=True, help="program A: a saved program (JSON), a preset or handwritten")
     p.add_argument("--b", default="handwritten", help="program B (default handwritten)")
     add_task_options(p)
@@ -114,8 +132,9 @@ def _comparison_table(title: str, summary: pd.DataFrame, c: Comparison) -> None:
         table.add_row(label, *("-" if v != v else format(v, fmt) for v in values))  # v != v: NaN
 
     row("accuracy", "accuracy", ".3f")
-    table.add_row("95% interval", *(f"{summary.loc[n, 'ci_low']:.3f}-{summary.loc[n, 'ci_high']:.3f}"
-                                    for n in summary.index))
+    table.add_row(
+        "95% interval", *(f"{summary.loc[n, 'ci_low']:.3f}-{summary.loc[n, 'ci_high']:.3f}" for n in summary.index)
+    )
     row("tokens / question", "tokens", ".0f")
     row("seconds / question", "wall_s", ".2f")
     row("ECE", "ece", ".3f")
@@ -123,16 +142,28 @@ def _comparison_table(title: str, summary: pd.DataFrame, c: Comparison) -> None:
     console = Console()
     console.print(table)
     d = c.difference
-    console.print(f"difference {c.a} - {c.b}: {d.mean_difference:+.3f} (95% paired-bootstrap CI {d.low:+.3f} to "
-                  f"{d.high:+.3f}); McNemar p = {c.mcnemar.p_value:.4g}")
+    console.print(
+        f"difference {c.a} - {c.b}: {d.mean_difference:+.3f} (95% paired-bootstrap CI {d.low:+.3f} to "
+        f"{d.high:+.3f}); McNemar p = {c.mcnemar.p_value:.4g}"
+    )
     console.print(f"[bold]{c.verdict}[/bold]")
 
 
 def cmd_ab(args: argparse.Namespace) -> int:
     from madspy.ab import ab
 
-    result = ab(args.a, args.b, args.task, args.model, out=args.out, n=args.n, seed=args.seed,
-                data_dir=args.data_dir, concurrency=args.concurrency, progress=True)
+    result = ab(
+        args.a,
+        args.b,
+        args.task,
+        args.model,
+        out=args.out,
+        n=args.n,
+        seed=args.seed,
+        data_dir=args.data_dir,
+        concurrency=args.concurrency,
+        progress=True,
+    )
     _comparison_table(f"A/B on {args.task}", result.summary, result.comparison)
     print(f"report: {result.report}")
     return 0
@@ -143,10 +174,12 @@ def add_port(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--program", type=Path, required=True, help="a saved program (JSON)")
     p.add_argument("--to", required=True, help="the LiteLLM model to port to")
     add_task_options(p)
-    p.add_argument("--all-roles", action="store_true",
-                   help="move roles with their own model too (default: they keep it)")
-    p.add_argument("--recompile", action="store_true",
-                   help="also compile the program afresh for the new model and compare")
+    p.add_argument(
+        "--all-roles", action="store_true", help="move roles with their own model too (default: they keep it)"
+    )
+    p.add_argument(
+        "--recompile", action="store_true", help="also compile the program afresh for the new model and compare"
+    )
     p.add_argument("--out", type=Path, default=Path("runs/port"), help="folder for both evals and ported.json")
     p.set_defaults(handler=cmd_port)
 
@@ -154,11 +187,24 @@ def add_port(sub: argparse._SubParsersAction) -> None:
 def cmd_port(args: argparse.Namespace) -> int:
     from madspy.port import port
 
-    r = port(args.program, args.to, args.task, out=args.out, n=args.n, seed=args.seed, data_dir=args.data_dir,
-             concurrency=args.concurrency, all_roles=args.all_roles, recompile=args.recompile, progress=True)
+    r = port(
+        args.program,
+        args.to,
+        args.task,
+        out=args.out,
+        n=args.n,
+        seed=args.seed,
+        data_dir=args.data_dir,
+        concurrency=args.concurrency,
+        all_roles=args.all_roles,
+        recompile=args.recompile,
+        progress=True,
+    )
     _comparison_table(f"port {r.source_model} -> {r.target_model} on {args.task}", r.summary, r.comparison)
-    print(f"transfer gap (target - source accuracy): {r.gap:+.3f}; tokens {r.comparison.tokens_b:.0f} -> "
-          f"{r.comparison.tokens_a:.0f} per question")
+    print(
+        f"transfer gap (target - source accuracy): {r.gap:+.3f}; tokens {r.comparison.tokens_b:.0f} -> "
+        f"{r.comparison.tokens_a:.0f} per question"
+    )
     print(f"ported program: {r.program}")
     if r.recompiled is not None:
         print(f"recompiled for {r.target_model} (held-out questions): {r.recompiled.verdict}")
@@ -194,8 +240,9 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def add_report(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("report", help="an HTML page of a transcript JSON or of an eval folder")
-    p.add_argument("path", type=Path, help="a transcript JSON (-> .html beside it) or an eval folder "
-                                           "(-> report.html in it)")
+    p.add_argument(
+        "path", type=Path, help="a transcript JSON (-> .html beside it) or an eval folder (-> report.html in it)"
+    )
     p.add_argument("--programs", help="comma-separated programs of the eval to show (default: all)")
     p.set_defaults(handler=cmd_report)
 
@@ -224,4 +271,3 @@ def cmd_export_pairs(args: argparse.Namespace) -> int:
 
     print(f"{export_pairs(args.eval_dir, args.out)} pairs written to {args.out}")
     return 0
-

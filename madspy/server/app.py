@@ -32,6 +32,7 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import ipaddress
 import json
@@ -55,18 +56,17 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.exceptions import HTTPException
 
-from madspy.server import openai_api
 from madspy.core.errors import DebateTimeout, InputError, MadspyError, ServeError, UnknownProgram
 from madspy.core.models import check_question
 from madspy.programs.artifact import load_program
-from madspy.programs.protocols import TaskKind
 from madspy.programs.debate import Debate
+from madspy.programs.protocols import TaskKind
 from madspy.programs.transcript import Round
+from madspy.server import openai_api
 from madspy.server.store import TranscriptStore, new_id
 
 API_KEY_ENV = "MADSPY_API_KEY"
 LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
-
 
 
 @dataclass(frozen=True)
@@ -94,11 +94,11 @@ def check_bind(host: str, api_key: str | None) -> None:
     except ValueError:
         loopback = False
     if not loopback:
-        raise ServeError(f"refusing to serve on {host} without an API key: set {API_KEY_ENV} "
-                         "or listen on 127.0.0.1")
+        raise ServeError(f"refusing to serve on {host} without an API key: set {API_KEY_ENV} or listen on 127.0.0.1")
 
 
 # -- API models ------------------------------------------------------------------
+
 
 class DebateOptions(BaseModel):
     """Per-request changes to a program's config (``/v1/debate``'s fields; a chat request's extra parameters)."""
@@ -109,7 +109,8 @@ class DebateOptions(BaseModel):
     rounds: int | None = Field(None, ge=1, le=20, description="rounds in all, round 0 included")
     protocol: Literal["majority", "judge"] | None = None
     task_kind: TaskKind | None = Field(
-        None, description="reasoning, knowledge or open_ended: picks the protocol of a program whose protocol is auto")
+        None, description="reasoning, knowledge or open_ended: picks the protocol of a program whose protocol is auto"
+    )
 
 
 class DebateRequest(DebateOptions):
@@ -132,6 +133,7 @@ class DebateResponse(BaseModel):
 
 # -- the debate behind a request -------------------------------------------------
 
+
 def fork(base: Debate, **changes: Any) -> Debate:
     """A new ``Debate`` with ``base``'s role instructions and demos and its config updated by ``changes``."""
     debate = Debate(base.config.updated(**changes), normalize=base.normalize)
@@ -143,6 +145,7 @@ def fork(base: Debate, **changes: Any) -> Debate:
 
 
 # -- metrics ---------------------------------------------------------------------
+
 
 class Metrics:
     """Counters in Prometheus text exposition format (hand-written: no extra dependency)."""
@@ -177,32 +180,49 @@ class Metrics:
 
     def render(self) -> str:
         with self._lock:
-            lines = ["# HELP madspy_http_requests_total HTTP requests by status code.",
-                     "# TYPE madspy_http_requests_total counter"]
+            lines = [
+                "# HELP madspy_http_requests_total HTTP requests by status code.",
+                "# TYPE madspy_http_requests_total counter",
+            ]
             lines += [f'madspy_http_requests_total{{code="{c}"}} {n}' for c, n in sorted(self.requests.items())]
-            lines += ["# HELP madspy_http_request_seconds HTTP request latency.",
-                      "# TYPE madspy_http_request_seconds histogram"]
-            lines += [f'madspy_http_request_seconds_bucket{{le="{b}"}} {n}'
-                      for b, n in zip(LATENCY_BUCKETS, self.buckets)]
-            lines += [f'madspy_http_request_seconds_bucket{{le="+Inf"}} {self.latency_count}',
-                      f"madspy_http_request_seconds_sum {self.latency_sum:.6f}",
-                      f"madspy_http_request_seconds_count {self.latency_count}",
-                      "# HELP madspy_tokens_total LM tokens spent by finished debates.",
-                      "# TYPE madspy_tokens_total counter"]
+            lines += [
+                "# HELP madspy_http_request_seconds HTTP request latency.",
+                "# TYPE madspy_http_request_seconds histogram",
+            ]
+            lines += [
+                f'madspy_http_request_seconds_bucket{{le="{b}"}} {n}'
+                for b, n in zip(LATENCY_BUCKETS, self.buckets, strict=True)
+            ]
+            lines += [
+                f'madspy_http_request_seconds_bucket{{le="+Inf"}} {self.latency_count}',
+                f"madspy_http_request_seconds_sum {self.latency_sum:.6f}",
+                f"madspy_http_request_seconds_count {self.latency_count}",
+                "# HELP madspy_tokens_total LM tokens spent by finished debates.",
+                "# TYPE madspy_tokens_total counter",
+            ]
             lines += [f'madspy_tokens_total{{kind="{k}"}} {n}' for k, n in sorted(self.tokens.items())]
             lines += ["# HELP madspy_debates_total Finished debates by status.", "# TYPE madspy_debates_total counter"]
             lines += [f'madspy_debates_total{{status="{s}"}} {n}' for s, n in sorted(self.debates.items())]
-            lines += ["# HELP madspy_debates_in_flight Debates running now.", "# TYPE madspy_debates_in_flight gauge",
-                      f"madspy_debates_in_flight {self.in_flight}"]
+            lines += [
+                "# HELP madspy_debates_in_flight Debates running now.",
+                "# TYPE madspy_debates_in_flight gauge",
+                f"madspy_debates_in_flight {self.in_flight}",
+            ]
         return "\n".join(lines) + "\n"
 
 
 # -- ASGI middleware -------------------------------------------------------------
 
+
 async def _send_json(send: Callable, status: int, body: dict[str, Any]) -> None:
     data = json.dumps(body).encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())],
+        }
+    )
     await send({"type": "http.response.body", "body": data})
 
 
@@ -265,19 +285,18 @@ def _openai_style(path: str) -> bool:
     return path.startswith("/v1/") and not path.startswith(MADSPY_ROUTES)
 
 
-def _error_body(path: str, status: int, message: str, param: str | None = None, code: str | None = None,
-                **extra: Any) -> dict[str, Any]:
+def _error_body(
+    path: str, status: int, message: str, param: str | None = None, code: str | None = None, **extra: Any
+) -> dict[str, Any]:
     if _openai_style(path):
         return openai_api.error_body(status, message, param, code, **extra)
     return {"error": message, **extra}
 
 
-def _error(request: Request, status: int, message: str, *, headers: dict[str, str] | None = None,
-           **fields: Any) -> JSONResponse:
-    return JSONResponse(_error_body(request.url.path, status, message, **fields), status_code=status,
-                        headers=headers)
-
-
+def _error(
+    request: Request, status: int, message: str, *, headers: dict[str, str] | None = None, **fields: Any
+) -> JSONResponse:
+    return JSONResponse(_error_body(request.url.path, status, message, **fields), status_code=status, headers=headers)
 
 
 def _validation_message(errors: list[dict[str, Any]]) -> tuple[str, str | None]:
@@ -292,6 +311,7 @@ def _validation_message(errors: list[dict[str, Any]]) -> tuple[str, str | None]:
 
 
 # -- the app ---------------------------------------------------------------------
+
 
 @dataclass
 class _Running:
@@ -346,8 +366,11 @@ class _Service:
         """
         debate, question = self.prepare(req)
         if not self.slots.acquire(blocking=False):
-            raise HTTPException(429, f"all {self.settings.max_concurrent} debate slots are busy; retry later",
-                                headers={"Retry-After": "1"})
+            raise HTTPException(
+                429,
+                f"all {self.settings.max_concurrent} debate slots are busy; retry later",
+                headers={"Retry-After": "1"},
+            )
         self.metrics.running(+1)
         tid, rounds = new_id(), asyncio.Queue() if stream else None
         on_round = self._forward_rounds(rounds) if rounds is not None else None
@@ -370,10 +393,8 @@ class _Service:
 
         def on_round(rnd: Round) -> None:  # called in the worker thread
             data = rnd.model_dump(mode="json")
-            try:
+            with contextlib.suppress(RuntimeError):  # the event loop is gone (server stopping): nobody listens
                 loop.call_soon_threadsafe(rounds.put_nowait, data)
-            except RuntimeError:  # the event loop is gone (server stopping): nobody listens
-                pass
 
         return on_round
 
@@ -397,8 +418,9 @@ class _Service:
         try:
             while not finished.done() or not run.rounds.empty():
                 getter = getter or asyncio.ensure_future(run.rounds.get())
-                done, _ = await asyncio.wait({getter, finished}, timeout=max(deadline - loop.time(), 0),
-                                             return_when=asyncio.FIRST_COMPLETED)
+                done, _ = await asyncio.wait(
+                    {getter, finished}, timeout=max(deadline - loop.time(), 0), return_when=asyncio.FIRST_COMPLETED
+                )
                 if not done:
                     raise DebateTimeout(self.settings.timeout_s, run.tid)
                 if getter in done:
@@ -415,8 +437,14 @@ def _sse(event: str, data: dict[str, Any]) -> str:
 
 
 def _response(result: dspy.Prediction, tid: str) -> DebateResponse:
-    return DebateResponse(answer=result.answer, confidence=result.confidence, status=result.status,
-                          stop_reason=result.stop_reason, usage=result.usage, transcript_id=tid)
+    return DebateResponse(
+        answer=result.answer,
+        confidence=result.confidence,
+        status=result.status,
+        stop_reason=result.stop_reason,
+        usage=result.usage,
+        transcript_id=tid,
+    )
 
 
 async def _debate_events(service: _Service, run: _Running) -> AsyncIterator[str]:
@@ -432,13 +460,16 @@ async def _debate_events(service: _Service, run: _Running) -> AsyncIterator[str]
 
 # -- the OpenAI chat-completions route ----------------------------------------------
 
+
 def _account(result: dspy.Prediction, tid: str) -> str:
     """A debate in one sentence: the ``reasoning`` a DSPy ChainOfThought caller receives."""
     t = result.transcript
     protocol = t.decision.protocol if t.decision else "no protocol"
-    return (f"A debate of {len(t.config.get('agents', []))} agents over {len(t.rounds)} rounds decided "
-            f"{result.answer!r} by {protocol} with confidence {result.confidence:.2f}: status {result.status}, "
-            f"stopped by {result.stop_reason}. Transcript: /v1/transcripts/{tid}")
+    return (
+        f"A debate of {len(t.config.get('agents', []))} agents over {len(t.rounds)} rounds decided "
+        f"{result.answer!r} by {protocol} with confidence {result.confidence:.2f}: status {result.status}, "
+        f"stopped by {result.stop_reason}. Transcript: /v1/transcripts/{tid}"
+    )
 
 
 def _chat_extra(result: dspy.Prediction, tid: str) -> dict[str, Any]:
@@ -446,8 +477,9 @@ def _chat_extra(result: dspy.Prediction, tid: str) -> dict[str, Any]:
     return _response(result, tid).model_dump(exclude={"usage"})
 
 
-async def _chat_chunks(service: _Service, run: _Running, model: str, ask: openai_api.Ask,
-                       include_usage: bool) -> AsyncIterator[str]:
+async def _chat_chunks(
+    service: _Service, run: _Running, model: str, ask: openai_api.Ask, include_usage: bool
+) -> AsyncIterator[str]:
     """The chat stream: role, a content-less chunk per round, the answer, the finish, usage if asked, [DONE]."""
     yield openai_api.chunk(run.tid, model, {"role": "assistant", "content": ""})
     try:
@@ -510,8 +542,10 @@ def create_app(programs: ProgramSource | Mapping[str, ProgramSource], settings: 
     """
     settings = settings or ServeSettings()
     overrides = {k: v for k, v in (("model", settings.model), ("api_base", settings.api_base)) if v}
-    loaded = {name: p if isinstance(p, Debate) else load_program(p, **overrides)
-              for name, p in name_programs(programs).items()}
+    loaded = {
+        name: p if isinstance(p, Debate) else load_program(p, **overrides)
+        for name, p in name_programs(programs).items()
+    }
     service = _Service(loaded, settings)
     started = int(time.time())
     bearer = HTTPBearer(auto_error=False)
@@ -522,8 +556,11 @@ def create_app(programs: ProgramSource | Mapping[str, ProgramSource], settings: 
             return
         given = credentials.credentials if credentials else ""
         if not hmac.compare_digest(given.encode(), key.encode()):
-            raise HTTPException(401, "missing or wrong API key: send Authorization: Bearer <key>",
-                                headers={"WWW-Authenticate": "Bearer"})
+            raise HTTPException(
+                401,
+                "missing or wrong API key: send Authorization: Bearer <key>",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -567,25 +604,33 @@ def create_app(programs: ProgramSource | Mapping[str, ProgramSource], settings: 
     async def run_debate(req: DebateRequest, stream: bool) -> DebateResponse | StreamingResponse:
         run = service.launch(req, stream)
         if stream:
-            return StreamingResponse(_debate_events(service, run), media_type="text/event-stream",
-                                     headers={"Cache-Control": "no-cache"})
+            return StreamingResponse(
+                _debate_events(service, run), media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
+            )
         return _response(await service.outcome(run), run.tid)
 
-    @app.post("/v1/debate", response_model=DebateResponse, dependencies=[Depends(authorized)],
-              responses={400: {}, 401: {}, 404: {}, 413: {}, 422: {}, 429: {}, 504: {}})
+    @app.post(
+        "/v1/debate",
+        response_model=DebateResponse,
+        dependencies=[Depends(authorized)],
+        responses={400: {}, 401: {}, 404: {}, 413: {}, 422: {}, 429: {}, 504: {}},
+    )
     async def debate(req: DebateRequest, stream: bool = False):
         """Debate one question; with ``?stream=true``, server-sent events per round."""
         return await run_debate(req, stream)
 
-    @app.post("/v1/debate/stream", dependencies=[Depends(authorized)],
-              responses={200: {"content": {"text/event-stream": {}}}})
+    @app.post(
+        "/v1/debate/stream", dependencies=[Depends(authorized)], responses={200: {"content": {"text/event-stream": {}}}}
+    )
     async def debate_stream(req: DebateRequest):
         """Debate one question, streaming ``round`` events, then ``result`` (or ``error``)."""
         return await run_debate(req, stream=True)
 
-    @app.post("/v1/chat/completions", dependencies=[Depends(authorized)],
-              responses={200: {"content": {"text/event-stream": {}}}, 400: {}, 401: {}, 404: {}, 413: {}, 429: {},
-                         504: {}})
+    @app.post(
+        "/v1/chat/completions",
+        dependencies=[Depends(authorized)],
+        responses={200: {"content": {"text/event-stream": {}}}, 400: {}, 401: {}, 404: {}, 413: {}, 429: {}, 504: {}},
+    )
     async def chat_completions(chat: openai_api.ChatRequest):
         """OpenAI chat completions: ``model`` names a served program, the last user message is the question."""
         options = chat.check(own=DebateOptions.model_fields)
@@ -596,8 +641,11 @@ def create_app(programs: ProgramSource | Mapping[str, ProgramSource], settings: 
             raise openai_api.ChatRequestError(*_validation_message(list(e.errors()))) from None
         run = service.launch(req, chat.stream)
         if chat.stream:
-            return StreamingResponse(_chat_chunks(service, run, chat.model, ask, chat.include_usage),
-                                     media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+            return StreamingResponse(
+                _chat_chunks(service, run, chat.model, ask, chat.include_usage),
+                media_type="text/event-stream",
+                headers={"Cache-Control": "no-cache"},
+            )
         result = await service.outcome(run)
         content = openai_api.reply_content(ask, result.answer, _account(result, run.tid))
         return openai_api.completion(run.tid, chat.model, content, result.usage, _chat_extra(result, run.tid))
@@ -615,8 +663,11 @@ def create_app(programs: ProgramSource | Mapping[str, ProgramSource], settings: 
 
     def model_card(name: str) -> dict[str, Any]:
         program = service.programs[name]
-        return openai_api.model_card(name, _created(program, started), madspy={
-            "model": program.config.model, "task": program.manifest.get("task")})
+        return openai_api.model_card(
+            name,
+            _created(program, started),
+            madspy={"model": program.config.model, "task": program.manifest.get("task")},
+        )
 
     @app.get("/v1/transcripts/{tid}", dependencies=[Depends(authorized)])
     async def transcript(tid: str) -> dict[str, Any]:
@@ -629,9 +680,13 @@ def create_app(programs: ProgramSource | Mapping[str, ProgramSource], settings: 
     @app.get("/healthz")
     async def healthz() -> dict[str, Any]:
         """Liveness, the served programs' models and free debate slots (``model``: the first program's)."""
-        return {"status": "ok", "model": service.program(None).config.model,
-                "programs": {name: p.config.model for name, p in service.programs.items()},
-                "running": service.metrics.in_flight, "max_concurrent": settings.max_concurrent}
+        return {
+            "status": "ok",
+            "model": service.program(None).config.model,
+            "programs": {name: p.config.model for name, p in service.programs.items()},
+            "running": service.metrics.in_flight,
+            "max_concurrent": settings.max_concurrent,
+        }
 
     @app.get("/metrics", response_class=PlainTextResponse, dependencies=[Depends(authorized)])
     async def metrics() -> str:

@@ -57,14 +57,31 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from madspy.core.errors import ChatRequestError, InputError
+from madspy.core.errors import ChatRequestError
 
 # Accepted and ignored: a debate program sets its roles' sampling, reply length and stops itself.
-IGNORED = frozenset({
-    "temperature", "top_p", "seed", "presence_penalty", "frequency_penalty", "logit_bias", "stop", "max_tokens",
-    "max_completion_tokens", "user", "metadata", "store", "service_tier", "reasoning_effort", "verbosity",
-    "prompt_cache_key", "safety_identifier", "parallel_tool_calls",
-})
+IGNORED = frozenset(
+    {
+        "temperature",
+        "top_p",
+        "seed",
+        "presence_penalty",
+        "frequency_penalty",
+        "logit_bias",
+        "stop",
+        "max_tokens",
+        "max_completion_tokens",
+        "user",
+        "metadata",
+        "store",
+        "service_tier",
+        "reasoning_effort",
+        "verbosity",
+        "prompt_cache_key",
+        "safety_identifier",
+        "parallel_tool_calls",
+    }
+)
 # Refused with a 400 unless set to the value that changes nothing (null, false, empty, or HARMLESS).
 REFUSED = {
     "n": "a debate gives one answer: n must be 1",
@@ -82,13 +99,15 @@ REFUSED = {
 }
 HARMLESS: dict[str, Any] = {"n": 1, "tool_choice": "none", "response_format": {"type": "text"}, "modalities": ["text"]}
 
-_DSPY_REQUEST = re.compile(r"Respond with the corresponding output fields, starting with the field (.*?), "
-                           r"and then ending with the marker for `\[\[ ## completed ## \]\]`\.\s*\Z", re.DOTALL)
+_DSPY_REQUEST = re.compile(
+    r"Respond with the corresponding output fields, starting with the field (.*?), "
+    r"and then ending with the marker for `\[\[ ## completed ## \]\]`\.\s*\Z",
+    re.DOTALL,
+)
 _FIELD = re.compile(r"`\[\[ ## (\w+) ## \]\]`")
 _HEADER = re.compile(r"^\[\[ ## (\w+) ## \]\]$", re.MULTILINE)
 _ERROR_TYPES = {429: "requests"}
 _ERROR_CODES = {401: "invalid_api_key", 413: "request_too_large", 429: "rate_limit_exceeded", 504: "timeout"}
-
 
 
 class ChatMessage(BaseModel):
@@ -140,8 +159,9 @@ def _text(message: ChatMessage) -> str:
         return message.content or ""
     kinds = {part.get("type") for part in message.content} - {"text"}
     if kinds:
-        raise ChatRequestError(f"the user message may hold text only, not {', '.join(sorted(map(str, kinds)))}",
-                               param="messages")
+        raise ChatRequestError(
+            f"the user message may hold text only, not {', '.join(sorted(map(str, kinds)))}", param="messages"
+        )
     return "\n".join(str(part.get("text", "")) for part in message.content)
 
 
@@ -150,8 +170,7 @@ def ask_of(messages: list[ChatMessage] | list[dict[str, Any]]) -> Ask:
     parsed = [m if isinstance(m, ChatMessage) else ChatMessage.model_validate(m) for m in messages]
     users = [m for m in parsed if m.role == "user"]
     if not users:
-        raise ChatRequestError("messages hold no user message: the last user message is the question",
-                               param="messages")
+        raise ChatRequestError("messages hold no user message: the last user message is the question", param="messages")
     text = _text(users[-1])
     request = _DSPY_REQUEST.search(text)
     if request is None:
@@ -159,10 +178,12 @@ def ask_of(messages: list[ChatMessage] | list[dict[str, Any]]) -> Ask:
     outputs = tuple(_FIELD.findall(request.group(1)))
     answers = [name for name in outputs if name != "reasoning"]
     if len(answers) != 1:
-        raise ChatRequestError(f"a debate fills one output field (and reasoning); this DSPy signature asks for "
-                               f"{', '.join(outputs)}", param="messages")
-    parts = _HEADER.split(text[:request.start()])  # [prefix, name, value, name, value, ...]
-    fields = [(name, value.strip()) for name, value in zip(parts[1::2], parts[2::2])]
+        raise ChatRequestError(
+            f"a debate fills one output field (and reasoning); this DSPy signature asks for {', '.join(outputs)}",
+            param="messages",
+        )
+    parts = _HEADER.split(text[: request.start()])  # [prefix, name, value, name, value, ...]
+    fields = [(name, value.strip()) for name, value in zip(parts[1::2], parts[2::2], strict=True)]
     question = fields[0][1] if len(fields) == 1 else "\n\n".join(f"{n}: {v}" for n, v in fields)
     return Ask(question, outputs)
 
@@ -178,25 +199,47 @@ def reply_content(ask: Ask, answer: str | None, account: str) -> str | None:
 def usage(debate_usage: dict[str, int]) -> dict[str, Any]:
     """OpenAI's usage object from a debate's token totals (summed over all its calls)."""
     prompt, completion = debate_usage["prompt_tokens"], debate_usage["completion_tokens"]
-    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
-            "prompt_tokens_details": {"cached_tokens": debate_usage.get("cached_prompt_tokens", 0)}}
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+        "prompt_tokens_details": {"cached_tokens": debate_usage.get("cached_prompt_tokens", 0)},
+    }
 
 
-def completion(tid: str, model: str, content: str | None, debate_usage: dict[str, int],
-               extra: dict[str, Any]) -> dict[str, Any]:
+def completion(
+    tid: str, model: str, content: str | None, debate_usage: dict[str, int], extra: dict[str, Any]
+) -> dict[str, Any]:
     """A ``chat.completion`` object with the ``madspy`` extra field."""
-    return {"id": f"chatcmpl-{tid}", "object": "chat.completion", "created": int(time.time()), "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "logprobs": None,
-                         "finish_reason": "stop"}],
-            "usage": usage(debate_usage), "madspy": extra}
+    return {
+        "id": f"chatcmpl-{tid}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "logprobs": None,
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": usage(debate_usage),
+        "madspy": extra,
+    }
 
 
-def chunk(tid: str, model: str, delta: dict[str, Any] | None, finish_reason: str | None = None,
-          **fields: Any) -> str:
+def chunk(tid: str, model: str, delta: dict[str, Any] | None, finish_reason: str | None = None, **fields: Any) -> str:
     """One ``chat.completion.chunk`` as a server-sent ``data:`` line (``delta`` None: no choices)."""
     choices = [] if delta is None else [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}]
-    body = {"id": f"chatcmpl-{tid}", "object": "chat.completion.chunk", "created": int(time.time()), "model": model,
-            "choices": choices, **fields}
+    body = {
+        "id": f"chatcmpl-{tid}",
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": model,
+        "choices": choices,
+        **fields,
+    }
     return data_line(body)
 
 
@@ -210,9 +253,11 @@ def model_card(name: str, created: int, **extra: Any) -> dict[str, Any]:
     return {"id": name, "object": "model", "created": created, "owned_by": "madspy", **extra}
 
 
-def error_body(status: int, message: str, param: str | None = None, code: str | None = None,
-               **extra: Any) -> dict[str, Any]:
+def error_body(
+    status: int, message: str, param: str | None = None, code: str | None = None, **extra: Any
+) -> dict[str, Any]:
     """OpenAI's error shape; the type and code follow the status unless given."""
     kind = _ERROR_TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
-    return {"error": {"message": message, "type": kind, "param": param, "code": code or _ERROR_CODES.get(status),
-                      **extra}}
+    return {
+        "error": {"message": message, "type": kind, "param": param, "code": code or _ERROR_CODES.get(status), **extra}
+    }

@@ -30,7 +30,6 @@ create table if not exists transcripts (
 """
 
 
-
 def new_id() -> str:
     """A fresh transcript id (32 hex digits), known before the debate ends."""
     return uuid.uuid4().hex
