@@ -1,9 +1,10 @@
 """A/B test two programs on the same questions: paired accuracy test, cost, calibration and an HTML report.
 
-Example:
-    >>> from madspy.ab import ab
-    >>> # result = ab("compiled/x.json", "handwritten", "gsm8k", "openai/gpt-4o-mini", n=100, out="runs/ab")
-    >>> # result.verdict, result.report          # one line, and runs/ab/report.html
+Example::
+
+    from madspy.ab import ab
+    result = ab("compiled/x.json", "handwritten", "gsm8k", "openai/gpt-4o-mini", n=100, out="runs/ab")
+    result.verdict, result.report          # one line, and runs/ab/report.html
 """
 
 from __future__ import annotations

@@ -17,11 +17,12 @@ medium <= 70% < easy) come from each question's single-agent accuracy: the share
 ``sc``'s independent samples that are right, or ``cot``'s one answer without ``sc``
 rows (then every question is "easy" or "hard").
 
-Example:
-    >>> from madspy.evaluation import evaluate, compare, load_rows
-    >>> # ev = evaluate("gsm8k", "openai/gpt-4o-mini", ["cot", "sc", "debate"], n=100, out="runs/gsm8k")
-    >>> # ev.summary.loc["debate", "accuracy"]
-    >>> # compare(load_rows("runs/gsm8k"), "debate", "cot").verdict
+Example::
+
+    from madspy.evaluation import evaluate, compare, load_rows
+    ev = evaluate("gsm8k", "openai/gpt-4o-mini", ["cot", "sc", "debate"], n=100, out="runs/gsm8k")
+    ev.summary.loc["debate", "accuracy"]
+    compare(load_rows("runs/gsm8k"), "debate", "cot").verdict
 """
 
 from __future__ import annotations
@@ -334,8 +335,10 @@ def evaluate(
     ``questions_in_flight(model)``: a local model's queued questions would count the
     wait in their wall time. ``api_base`` points ``model`` at a server (vLLM, Ollama, llama.cpp's).
 
-    >>> # ev = evaluate("arithmetic", "openai/gpt-4o-mini", ["cot", "debate"], n=20, out="runs/arith")
-    >>> # print(ev.summary[["accuracy", "tokens"]])
+    Example::
+
+        ev = evaluate("arithmetic", "openai/gpt-4o-mini", ["cot", "debate"], n=20, out="runs/arith")
+        print(ev.summary[["accuracy", "tokens"]])
     """
     task = get_task(task) if isinstance(task, str) else task
     if not programs:

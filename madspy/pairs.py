@@ -5,9 +5,10 @@ Where an agent revised a wrong answer into a right one, its revision is
 (the critic outputs) go into ``meta`` as the explanation. Right and wrong come from the task's scorer
 against the gold answer of the row, so right-to-wrong changes never become pairs.
 
-Example:
-    >>> from madspy.pairs import export_pairs
-    >>> # export_pairs("runs/gsm8k", "pairs.jsonl")     # -> number of pairs written
+Example::
+
+    from madspy.pairs import export_pairs
+    export_pairs("runs/gsm8k", "pairs.jsonl")     # -> number of pairs written
 """
 
 from __future__ import annotations

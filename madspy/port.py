@@ -8,10 +8,11 @@ resolver, a per-agent model) keeps it, unless ``all_roles=True`` moves it too.
 and train/dev sizes of its manifest, default bootstrap 8/8, drawn with seed + 1)
 and compares it with the ported program on the eval questions outside its train set.
 
-Example:
-    >>> from madspy.port import port
-    >>> # r = port("compiled/x.json", "openai/gpt-4o-mini", "gsm8k", n=100, out="runs/port")
-    >>> # r.comparison.verdict, r.program        # paired test source vs target; runs/port/ported.json
+Example::
+
+    from madspy.port import port
+    r = port("compiled/x.json", "openai/gpt-4o-mini", "gsm8k", n=100, out="runs/port")
+    r.comparison.verdict, r.program        # paired test source vs target; runs/port/ported.json
 """
 
 from __future__ import annotations

@@ -8,9 +8,10 @@ that round. The judge needs an LM call and is not replayed; a protocol that vote
 skips the judge's calls (the last round's critiques and the resolver), so their
 tokens come off its cost.
 
-Example:
-    >>> # table = redecide("runs/gsm8k", program="debate")
-    >>> # table.loc["majority", ["accuracy", "brier", "tokens"]]
+Example::
+
+    table = redecide("runs/gsm8k", program="debate")
+    table.loc["majority", ["accuracy", "brier", "tokens"]]
 """
 
 from __future__ import annotations

@@ -5,10 +5,11 @@ a reliability diagram per program, accuracy against tokens, an optional paired
 comparison, and the questions the programs disagree on, linked to both transcripts
 (rendered next to their JSON). ``write_transcript_report`` renders one debate.
 
-Example:
-    >>> from madspy.report import write_eval_report, write_transcript_report
-    >>> # write_eval_report("runs/gsm8k")                # -> runs/gsm8k/report.html
-    >>> # write_transcript_report("debate.json")         # -> debate.html
+Example::
+
+    from madspy.report import write_eval_report, write_transcript_report
+    write_eval_report("runs/gsm8k")                # -> runs/gsm8k/report.html
+    write_transcript_report("debate.json")         # -> debate.html
 """
 
 from __future__ import annotations

@@ -11,11 +11,12 @@ Cost is estimated before anything runs: LM calls per debate (an upper bound from
 the config, see ``calls_per_debate``) times the debates the optimizer runs (see
 ``plan_compile``), plus the prompt/reflection model's calls.
 
-Example:
-    >>> from madspy.optimizers.compile import compile_program
-    >>> # result = compile_program("arithmetic", "openai/gpt-4o-mini", "bootstrap", train=8, dev=8,
-    >>> #                          out="compiled/arithmetic.json")
-    >>> # result.dev["compiled"]["accuracy"], result.dev["handwritten"]["accuracy"]
+Example::
+
+    from madspy.optimizers.compile import compile_program
+    result = compile_program("arithmetic", "openai/gpt-4o-mini", "bootstrap", train=8, dev=8,
+                             out="compiled/arithmetic.json")
+    result.dev["compiled"]["accuracy"], result.dev["handwritten"]["accuracy"]
 """
 
 from __future__ import annotations
@@ -196,7 +197,9 @@ def compile_program(
     when the estimated LM calls exceed ``max_calls``. With ``out``, writes the
     artifact (``save_program``) with a manifest of the run.
 
-    >>> # r = compile_program("arithmetic", "scripted/x", "bootstrap", train=4, dev=4, out="compiled/x.json")
+    Example::
+
+        r = compile_program("arithmetic", "scripted/x", "bootstrap", train=4, dev=4, out="compiled/x.json")
     """
     task = get_task(task) if isinstance(task, str) else task
     config = _task_config(task, model, config)
@@ -267,7 +270,9 @@ def save_handwritten(
 ) -> dict[str, Any]:
     """Save the hand-written program as an artifact, as a compiled one is saved (A/B tests load both alike).
 
-    >>> # save_handwritten("gsm8k", "openai/gpt-4o-mini", "compiled/handwritten-gsm8k.json")
+    Example::
+
+        save_handwritten("gsm8k", "openai/gpt-4o-mini", "compiled/handwritten-gsm8k.json")
     """
     task = get_task(task) if isinstance(task, str) else task
     debate = Debate(_task_config(task, model, config), normalize=task.normalize)

@@ -19,7 +19,10 @@ come only from debates that got the answer right (DSPy's convention).
 Example:
     >>> from madspy.data import get_task
     >>> metric = CompositeMetric(get_task("arithmetic"), Weights.parse("acc=1,critic=0,calib=1"))
-    >>> # metric(example, debate(question=example.question)) -> a float
+    >>> metric.weights.critic, metric.gate_demos
+    (0.0, True)
+
+    ``metric(example, debate(question=example.question))`` then scores one debate.
 """
 
 from __future__ import annotations

@@ -14,11 +14,12 @@ the user attribute ``accuracy_so_far``).
 The study lives in ``storage`` (SQLite by default, any Optuna RDB URL): rerunning
 with the same study name continues it.
 
-Example:
-    >>> from madspy.optimizers.search import search
-    >>> # result = search("arithmetic", "openai/gpt-4o-mini", trials=20, storage="sqlite:///study.db",
-    >>> #                 study="arith", train=10)
-    >>> # [(t.number, t.values) for t in result.front]
+Example::
+
+    from madspy.optimizers.search import search
+    result = search("arithmetic", "openai/gpt-4o-mini", trials=20, storage="sqlite:///study.db",
+                    study="arith", train=10)
+    [(t.number, t.values) for t in result.front]
 """
 
 from __future__ import annotations

@@ -5,11 +5,12 @@ name, not by position), the debate config, a manifest (library versions, date an
 whatever the caller adds: task, model, optimizer, scores) and a SHA-256 of the
 rest. Loading validates all of it and says what is wrong.
 
-Example:
-    >>> from madspy.programs import Debate
-    >>> from madspy.programs.artifact import load_program, save_program
-    >>> # save_program(Debate(), "compiled/handwritten.json", manifest={"task": "gsm8k"})
-    >>> # debate = load_program("compiled/handwritten.json")
+Example::
+
+    from madspy.programs import Debate
+    from madspy.programs.artifact import load_program, save_program
+    save_program(Debate(), "compiled/handwritten.json", manifest={"task": "gsm8k"})
+    debate = load_program("compiled/handwritten.json")
 """
 
 from __future__ import annotations

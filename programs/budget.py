@@ -1,11 +1,14 @@
 """A token budget shared by every question of a run.
 
+Each question adds its tokens when it finishes (``debate(question=q, run_budget=budget)``); a
+debate stops when the run's budget is spent.
+
 Example:
     >>> from madspy.programs.budget import RunBudget
     >>> budget = RunBudget(100_000)
-    >>> # for q in questions: debate(question=q, run_budget=budget)
+    >>> budget.add(1_200)
     >>> budget.remaining
-    100000
+    98800
 """
 
 from __future__ import annotations

@@ -10,11 +10,12 @@ A reply that does not parse is retried once with the parse error shown to the
 model; a call that still fails, or whose model errs after LiteLLM's retries,
 becomes a ``Call`` with ``error`` set instead of an exception.
 
-Example:
-    >>> import dspy
-    >>> from madspy.programs.calls import Job, run_jobs
-    >>> # outcomes = run_jobs([Job("proposer", 0, 0, dspy.Predict("question -> answer"), lm, adapter,
-    >>> #                          {"question": "2+2?"})], max_workers=4)
+Example::
+
+    import dspy
+    from madspy.programs.calls import Job, run_jobs
+    outcomes = run_jobs([Job("proposer", 0, 0, dspy.Predict("question -> answer"), lm, adapter,
+                             {"question": "2+2?"})], max_workers=4)
 """
 
 from __future__ import annotations

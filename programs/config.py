@@ -79,7 +79,7 @@ class RoleConfig(_Strict):
 
 
 class CriticConfig(RoleConfig):
-    """The critic (seed 002).
+    """The critic: it attacks one proposal with typed issues, each naming the step it is in.
 
     ``isolated``: it sees only the proposal, never the question. ``checklist_retry``:
     a critic that finds no valid issue is asked once more with an explicit
@@ -95,7 +95,7 @@ class CriticConfig(RoleConfig):
 
 
 class RefereeConfig(RoleConfig):
-    """The referee (seed 004): relevance, convergence and interventions.
+    """The referee: it does not argue; it rates relevance and convergence and intervenes on drift.
 
     ``cadence``: ``every`` k rounds, or ``long`` (only when a round's text is
     ``long_factor`` times longer than the average earlier round). Below
@@ -103,7 +103,7 @@ class RefereeConfig(RoleConfig):
     ``max_off_topic`` such rounds stop the debate. ``stop_on_converged``: stop when
     the referee says the debaters converged. ``extend_below``: when the debaters are
     still far apart at the last round (the referee's ``agreement`` under it), run one
-    more round, at most ``max_extra_rounds`` times (seed 000: a score under 40 of 100).
+    more round, at most ``max_extra_rounds`` times.
     While on, every reviser's input restates the topic anchor (the original question
     and the current focus).
     """
@@ -120,7 +120,7 @@ class RefereeConfig(RoleConfig):
 
 
 class EchoConfig(_Strict):
-    """When conformity flips exceed ``threshold`` of a round's flips, react (seed 001)."""
+    """When conformity flips (answer changes citing no argument) exceed ``threshold`` of a round's flips, react."""
 
     threshold: float = Field(0.5, ge=0.0, le=1.0)
     reaction: EchoReaction = "devils_advocate"

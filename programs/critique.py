@@ -1,4 +1,4 @@
-"""Critic discipline (seed 002): valid challenges, deeper review, a checklist retry.
+"""Critic discipline: valid challenges, deeper review, a checklist retry.
 
 A challenge is valid only if it names a step (``location`` mentions "step" or a
 step number) and has a known type (the signature enforces the type). Low-confidence

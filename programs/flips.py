@@ -1,4 +1,4 @@
-"""Stance flips and the echo alarm (seed 001).
+"""Stance flips and the echo alarm: agents that change their answer to follow others (cf. Free-MAD, 2025).
 
 A flip is an agent changing its answer between rounds. A flip that cites a
 specific argument (the reviser's ``evidence_ref``) is an evidence flip; one that

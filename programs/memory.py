@@ -1,4 +1,4 @@
-"""Memory policies: which earlier answers a reviser sees (seed 003, MAD-M²).
+"""Memory policies: which earlier answers a reviser sees (masking: MAD-M², ICLR 2026).
 
 ``previous``: peers' answers from the last round. ``full``: every earlier round.
 ``summary``: the latest ``keep`` rounds in full, older rounds compressed to one line

@@ -5,7 +5,8 @@ answers, ``ctx`` what else a protocol may use — the votes of every round, whic
 flips were conformity, per-agent credit, and ``judge``, a callable that asks the
 resolver (it may be None or fail; protocols that need it fall back and say so).
 
-Which protocol fits (seed 001, "Voting or Consensus?"): voting on reasoning tasks,
+Which protocol fits ("Voting or Consensus? Decision-Making in Multi-Agent Debate", Kaesberg et al.,
+ACL Findings 2025): voting on reasoning tasks,
 consensus or a judge on knowledge tasks, Free-MAD on open-ended ones.
 
 Example:

@@ -1,4 +1,4 @@
-"""Who sees whom: all-to-all, ring (k neighbours) or groups (seed 001, GroupDebate).
+"""Who sees whom: all-to-all, ring (k neighbours) or groups (GroupDebate, Liu et al. 2024).
 
 In a ring each agent sees its ``k`` nearest neighbours; in groups agents debate
 inside blocks of ``size`` and the decision votes across groups, one vote per

@@ -7,10 +7,10 @@ times that latency, so ``wall / critical path`` is the concurrency efficiency
 overhead per call. Throughput runs ``madspy eval``'s harness on single-agent
 questions at a given concurrency.
 
-Example:
-    >>> from madspy.bench.engine import engine_benchmark
-    >>> # engine_benchmark(latency_s=0.2)["concurrency_efficiency"]
-    >>> # {'3x2': 1.04, '5x3': 1.06}
+Example::
+
+    from madspy.bench.engine import engine_benchmark
+    engine_benchmark(latency_s=0.2)["concurrency_efficiency"]  # {'3x2': 1.04, '5x3': 1.06}
 """
 
 from __future__ import annotations
@@ -105,8 +105,10 @@ def engine_benchmark(
 ) -> dict[str, Any]:
     """Concurrency efficiency of a 3-agent 2-round and a 5-agent 3-round debate, overhead, throughput.
 
-    >>> # result = engine_benchmark(latency_s=0.05, questions=20)
-    >>> # sorted(result) -> ['concurrency_efficiency', 'cpus', 'debates', 'ideal_qps', 'latency_s', ...]
+    Example::
+
+        result = engine_benchmark(latency_s=0.05, questions=20)
+        sorted(result) -> ['concurrency_efficiency', 'cpus', 'debates', 'ideal_qps', 'latency_s', ...]
     """
     if latency_s < 0 or questions < 1 or concurrency < 1 or repeats < 1:
         raise InputError("latency must be >= 0; questions, concurrency and repeats >= 1")

@@ -15,9 +15,10 @@ Measurements on one ``local/...`` model, in one process:
 
 Contexts are created before the timed runs, so loading them is not timed.
 
-Example:
-    >>> from madspy.bench.local import local_benchmark
-    >>> # local_benchmark("local/smollm2-135m", questions=2)["speedup"]
+Example::
+
+    from madspy.bench.local import local_benchmark
+    local_benchmark("local/smollm2-135m", questions=2)["speedup"]
 """
 
 from __future__ import annotations

@@ -20,13 +20,14 @@ under the ``transcript_id`` the 504 names, and its slot frees. madspy's own rout
 answer errors as ``{"error": "<message>"}``, the OpenAI routes (and unknown ``/v1``
 paths) in OpenAI's shape ``{"error": {"message", "type", "param", "code"}}``.
 
-Example:
-    >>> from fastapi.testclient import TestClient
-    >>> from madspy.server.app import ServeSettings, create_app
-    >>> # app = create_app({"arith": "compiled/x.json"}, ServeSettings(db="transcripts.sqlite3"))
-    >>> # TestClient(app).post("/v1/debate", json={"question": "What is 17 * 23?"}).json()["answer"]
-    >>> # TestClient(app).post("/v1/chat/completions", json={"model": "arith", "messages": [
-    >>> #     {"role": "user", "content": "What is 17 * 23?"}]}).json()["choices"][0]["message"]["content"]
+Example::
+
+    from fastapi.testclient import TestClient
+    from madspy.server.app import ServeSettings, create_app
+    app = create_app({"arith": "compiled/x.json"}, ServeSettings(db="transcripts.sqlite3"))
+    TestClient(app).post("/v1/debate", json={"question": "What is 17 * 23?"}).json()["answer"]
+    TestClient(app).post("/v1/chat/completions", json={"model": "arith", "messages": [
+        {"role": "user", "content": "What is 17 * 23?"}]}).json()["choices"][0]["message"]["content"]
 """
 
 from __future__ import annotations
@@ -39,7 +40,6 @@ import json
 import os
 import threading
 import time
-from collections import Counter
 from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import aclosing, asynccontextmanager
@@ -63,10 +63,10 @@ from madspy.programs.debate import Debate
 from madspy.programs.protocols import TaskKind
 from madspy.programs.transcript import Round
 from madspy.server import openai_api
+from madspy.server.metrics import Metrics
 from madspy.server.store import TranscriptStore, new_id
 
 API_KEY_ENV = "MADSPY_API_KEY"
-LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
 
 
 @dataclass(frozen=True)
@@ -142,73 +142,6 @@ def fork(base: Debate, **changes: Any) -> Debate:
         predictor.signature, predictor.demos = source[name].signature, list(source[name].demos)
     debate.manifest = base.manifest
     return debate
-
-
-# -- metrics ---------------------------------------------------------------------
-
-
-class Metrics:
-    """Counters in Prometheus text exposition format (hand-written: no extra dependency)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.requests: Counter[str] = Counter()
-        self.buckets = [0] * len(LATENCY_BUCKETS)
-        self.latency_sum = 0.0
-        self.latency_count = 0
-        self.tokens: Counter[str] = Counter()
-        self.debates: Counter[str] = Counter()
-        self.in_flight = 0
-
-    def request(self, code: int, seconds: float) -> None:
-        with self._lock:
-            self.requests[str(code)] += 1
-            self.latency_sum += seconds
-            self.latency_count += 1
-            for i, bound in enumerate(LATENCY_BUCKETS):
-                self.buckets[i] += seconds <= bound
-
-    def debate(self, result: dspy.Prediction) -> None:
-        with self._lock:
-            self.debates[result.status] += 1
-            self.tokens["prompt"] += result.usage["prompt_tokens"]
-            self.tokens["completion"] += result.usage["completion_tokens"]
-
-    def running(self, delta: int) -> None:
-        with self._lock:
-            self.in_flight += delta
-
-    def render(self) -> str:
-        with self._lock:
-            lines = [
-                "# HELP madspy_http_requests_total HTTP requests by status code.",
-                "# TYPE madspy_http_requests_total counter",
-            ]
-            lines += [f'madspy_http_requests_total{{code="{c}"}} {n}' for c, n in sorted(self.requests.items())]
-            lines += [
-                "# HELP madspy_http_request_seconds HTTP request latency.",
-                "# TYPE madspy_http_request_seconds histogram",
-            ]
-            lines += [
-                f'madspy_http_request_seconds_bucket{{le="{b}"}} {n}'
-                for b, n in zip(LATENCY_BUCKETS, self.buckets, strict=True)
-            ]
-            lines += [
-                f'madspy_http_request_seconds_bucket{{le="+Inf"}} {self.latency_count}',
-                f"madspy_http_request_seconds_sum {self.latency_sum:.6f}",
-                f"madspy_http_request_seconds_count {self.latency_count}",
-                "# HELP madspy_tokens_total LM tokens spent by finished debates.",
-                "# TYPE madspy_tokens_total counter",
-            ]
-            lines += [f'madspy_tokens_total{{kind="{k}"}} {n}' for k, n in sorted(self.tokens.items())]
-            lines += ["# HELP madspy_debates_total Finished debates by status.", "# TYPE madspy_debates_total counter"]
-            lines += [f'madspy_debates_total{{status="{s}"}} {n}' for s, n in sorted(self.debates.items())]
-            lines += [
-                "# HELP madspy_debates_in_flight Debates running now.",
-                "# TYPE madspy_debates_in_flight gauge",
-                f"madspy_debates_in_flight {self.in_flight}",
-            ]
-        return "\n".join(lines) + "\n"
 
 
 # -- ASGI middleware -------------------------------------------------------------
@@ -538,7 +471,9 @@ def create_app(programs: ProgramSource | Mapping[str, ProgramSource], settings: 
 
     Name several with a mapping; a single path is named after its file stem.
 
-    >>> # app = create_app({"arith": "compiled/x.json", "gsm8k": "compiled/y.json"}, ServeSettings(timeout_s=60))
+    Example::
+
+        app = create_app({"arith": "compiled/x.json", "gsm8k": "compiled/y.json"}, ServeSettings(timeout_s=60))
     """
     settings = settings or ServeSettings()
     overrides = {k: v for k, v in (("model", settings.model), ("api_base", settings.api_base)) if v}
