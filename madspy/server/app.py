@@ -61,7 +61,7 @@ from madspy.core.models import check_question
 from madspy.programs.artifact import load_program
 from madspy.programs.debate import Debate
 from madspy.programs.protocols import TaskKind
-from madspy.programs.transcript import Round
+from madspy.programs.transcript import Round, Status, StopReason
 from madspy.server import openai_api
 from madspy.server.metrics import Metrics
 from madspy.server.store import TranscriptStore, new_id
@@ -125,8 +125,8 @@ class DebateResponse(BaseModel):
 
     answer: str | None
     confidence: float
-    status: str
-    stop_reason: str
+    status: Status
+    stop_reason: StopReason
     usage: dict[str, int]
     transcript_id: str
 
