@@ -39,6 +39,7 @@ from madspy.programs.artifact import save_program
 from madspy.programs.config import DebateConfig
 from madspy.programs.debate import Debate
 from madspy.programs.memory import MemoryPolicy
+from madspy.programs.presets import preset
 from madspy.programs.protocols import ProtocolName
 from madspy.programs.topology import Topology
 
@@ -59,15 +60,45 @@ def sample_config(trial: optuna.Trial, model: str, **fixed: Any) -> DebateConfig
             memory=trial.suggest_categorical("memory", list(get_args(MemoryPolicy))),
             topology=trial.suggest_categorical("topology", list(get_args(Topology))),
             cascade_gate=trial.suggest_categorical("cascade_gate", [None, 0.8, 0.9]),
-            critic={"enabled": trial.suggest_categorical("critic", [True, False])},
+            critic={
+                "enabled": trial.suggest_categorical("critic", [True, False]),
+                "per_answer": trial.suggest_categorical("critic_per_answer", [True, False]),
+            },
             stop={
                 "agreement_gate": trial.suggest_categorical("agreement_gate", [None, 0.7, 0.85, 0.95]),
                 "stable_rounds": trial.suggest_int("stable_rounds", 0, 2),
+                **_decisive_gates(trial),
             },
             echo={"reaction": trial.suggest_categorical("echo_reaction", ["none", "devils_advocate", "stop"])},
         )
         .updated(**fixed)
     )
+
+
+def _decisive_gates(trial: optuna.Trial) -> dict[str, Any]:
+    return {
+        "decisive_share": trial.suggest_categorical("decisive_share", [None, 0.6, 0.67, 1.0]),
+        "decisive_confidence": trial.suggest_categorical("decisive_confidence", [0.0, 0.5, 0.8]),
+    }
+
+
+def sample_efficient(trial: optuna.Trial, model: str, **fixed: Any) -> DebateConfig:
+    """One trial of the efficient debate's knobs (``madspy search --space efficient``): how many agents and
+    rounds, when round 0 is decisive enough to stop, whether and how the critic reviews, what revisers read."""
+    agents = trial.suggest_int("agents", 3, 5)
+    base = preset("debate", model=model, agents=[a.model_dump() for a in DebateConfig.default_agents(agents)])
+    return base.updated(
+        rounds=trial.suggest_int("rounds", 2, 3),
+        memory=trial.suggest_categorical("memory", ["digest", "previous"]),
+        critic={
+            "enabled": trial.suggest_categorical("critic", [True, False]),
+            "per_answer": trial.suggest_categorical("critic_per_answer", [True, False]),
+        },
+        stop=_decisive_gates(trial),
+    ).updated(**fixed)
+
+
+SPACES = {"all": sample_config, "efficient": sample_efficient}
 
 
 def _best_accuracy(study: optuna.Study) -> float | None:
@@ -93,10 +124,17 @@ class SearchResult:
 
 
 def _objective(
-    task: Task, model: str, questions: list[dspy.Example], prune_after: int, prune_margin: float, fixed: dict[str, Any]
+    task: Task,
+    model: str,
+    questions: list[dspy.Example],
+    prune_after: int,
+    prune_margin: float,
+    fixed: dict[str, Any],
+    space: str,
 ):
     def objective(trial: optuna.Trial) -> tuple[float, float]:
-        debate = Debate(sample_config(trial, model, **fixed), normalize=task.normalize)
+        config = SPACES[space](trial, model, **fixed).for_task_kind(task.task_kind)
+        debate = Debate(config, normalize=task.normalize)
         best = _best_accuracy(trial.study)
         scores, tokens = [], []
         for example in questions:
@@ -133,17 +171,23 @@ def search(
     prune_after: int = 3,
     prune_margin: float = 0.3,
     out: str | Path | None = None,
+    space: str = "all",
+    progress: bool = False,
     **fixed: Any,
 ) -> SearchResult:
     """Run ``trials`` more trials of study ``study`` in ``storage``; with ``out`` save the chosen setting.
 
     Trials are scored on ``train`` questions; the chosen setting is scored on ``dev``
-    held-out questions (none when 0) for the manifest. ``fixed`` config fields
+    held-out questions (none when 0) for the manifest. ``space`` is what a trial samples:
+    ``all`` (every mechanism, ``sample_config``) or ``efficient`` (the efficient debate's knobs,
+    ``sample_efficient``); a study keeps the space it was made with. ``fixed`` config fields
     (e.g. ``max_tokens=128``) apply to every trial.
     """
     task = get_task(task) if isinstance(task, str) else task
     if trials < 0 or prune_after < 1:
         raise SearchError("--trials must be >= 0 and prune_after >= 1")
+    if space not in SPACES:
+        raise SearchError(f"unknown search space {space!r}; choose one of {', '.join(SPACES)}")
     trainset, devset = split_data(task, train, dev, seed, data_dir)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     the_study = optuna.create_study(
@@ -153,14 +197,19 @@ def search(
         directions=["maximize", "minimize"],
         sampler=optuna.samplers.TPESampler(seed=seed + _trial_count(storage, study)),
     )
-    the_study.set_user_attr("task", task.name)
-    the_study.set_user_attr("model", model)
-    the_study.optimize(_objective(task, model, trainset, prune_after, prune_margin, fixed), n_trials=trials)
+    made_with = the_study.user_attrs.get("space", space)
+    if made_with != space:
+        raise SearchError(f"study {study!r} samples the {made_with!r} space; use --space {made_with} or another study")
+    for name, value in (("task", task.name), ("model", model), ("space", space)):
+        the_study.set_user_attr(name, value)
+    objective = _objective(task, model, trainset, prune_after, prune_margin, fixed, space)
+    the_study.optimize(objective, n_trials=trials, show_progress_bar=progress)
     front = sorted(the_study.best_trials, key=lambda t: t.number)
     if out is None:
         return SearchResult(the_study, front, None, None)
     best = chosen(front)
-    debate = Debate(sample_config(optuna.trial.FixedTrial(best.params), model, **fixed), normalize=task.normalize)
+    config = SPACES[space](optuna.trial.FixedTrial(best.params), model, **fixed).for_task_kind(task.task_kind)
+    debate = Debate(config, normalize=task.normalize)
     manifest = {
         "task": task.name,
         "model": model,
@@ -169,6 +218,7 @@ def search(
             "study": study,
             "storage": _redacted(storage),
             "trial": best.number,
+            "space": space,
             "params": best.params,
             "trials": len(the_study.trials),
             "seed": seed,

@@ -81,7 +81,8 @@ class RoleConfig(_Strict):
 class CriticConfig(RoleConfig):
     """The critic: it attacks one proposal with typed issues, each naming the step it is in.
 
-    ``isolated``: it sees only the proposal, never the question. ``checklist_retry``:
+    ``isolated``: it sees only the proposal, never the question. ``per_answer``: proposals
+    with the same answer share one critique of their best-argued representative. ``checklist_retry``:
     a critic that finds no valid issue is asked once more with an explicit
     checklist. ``deep_review_below``: proposals less confident than this get a
     deeper review. ``flag_weight_above``: a proposal more confident than this that
@@ -89,6 +90,9 @@ class CriticConfig(RoleConfig):
     """
 
     isolated: bool = False
+    per_answer: bool = Field(
+        False, description="one critique per distinct answer (of its best-argued holder), shared by its holders"
+    )
     checklist_retry: bool = False
     deep_review_below: float | None = Field(0.5, ge=0.0, le=1.0)
     flag_weight_above: float | None = Field(0.85, ge=0.0, le=1.0)
@@ -132,11 +136,15 @@ class StopConfig(_Strict):
     ``stable_rounds``: stop when no agent changed its answer for this many rounds
     (0 turns it off). ``agreement_gate``: stop when all agents agree and each is at
     least this confident (None turns it off); at round 0 this makes easy questions
-    cost one round.
+    cost one round. ``decisive_share`` / ``decisive_confidence``: stop when one answer is
+    held by at least that share of the agents, at least that confident on average (None
+    turns it off): debate only when the first answers hesitate (iMAD, 2025).
     """
 
     stable_rounds: int = Field(1, ge=0)
     agreement_gate: float | None = Field(0.85, ge=0.0, le=1.0)
+    decisive_share: float | None = Field(None, gt=0.0, le=1.0)
+    decisive_confidence: float = Field(0.0, ge=0.0, le=1.0)
 
 
 class DebateConfig(_Strict):
@@ -230,6 +238,15 @@ class DebateConfig(_Strict):
     def with_agents(cls, n: int, **settings) -> DebateConfig:
         """A config with ``n`` default debaters and the other settings given."""
         return cls(agents=cls.default_agents(n), **settings)
+
+    def with_agent_models(self, models: list[str]) -> DebateConfig:
+        """This config with debater ``i`` on ``models[i % len(models)]`` (roles keep theirs).
+
+        >>> [a.model for a in DebateConfig.with_agents(3).with_agent_models(["openai/a", "openai/b"]).agents]
+        ['openai/a', 'openai/b', 'openai/a']
+        """
+        agents = [a.model_dump() | {"model": models[i % len(models)]} for i, a in enumerate(self.agents)]
+        return self.updated(agents=agents)
 
     def updated(self, **changes: Any) -> DebateConfig:
         """A validated copy with ``changes`` merged in; dict values merge into nested sections.

@@ -53,6 +53,17 @@ def issue_lines(issues: list[dict[str, Any]]) -> list[str]:
     ]
 
 
+def verdict_line(issues: list[dict[str, Any]]) -> str:
+    """What the critic found in one proposal, as a digest reads it.
+
+    >>> verdict_line([]), verdict_line([{"issue_type": "calculation_error", "location": "step 2"}])
+    ('found no valid issue', 'flagged it: calculation_error in step 2')
+    """
+    if not issues:
+        return "found no valid issue"
+    return "flagged it: " + "; ".join(f"{i.get('issue_type')} in {i.get('location')}" for i in issues)
+
+
 def focus_for(confidence: float, deep_review_below: float | None) -> str:
     """What the critic should look at especially for a proposal of this confidence."""
     return DEEP_REVIEW if deep_review_below is not None and confidence < deep_review_below else ""

@@ -33,9 +33,10 @@ from madspy.programs.budget import RunBudget
 from madspy.programs.calls import Job, Outcome, run_jobs
 from madspy.programs.config import DebateConfig
 from madspy.programs.credit import CreditLedger
-from madspy.programs.critique import CHECKLIST, CONFIDENT_FLAGGED, focus_for, issue_lines, valid_issues
+from madspy.programs.critique import CHECKLIST, CONFIDENT_FLAGGED, focus_for, issue_lines, valid_issues, verdict_line
+from madspy.programs.distinct import digest, distinct_answers
 from madspy.programs.flips import Flip, echo_ratio, flip_kind
-from madspy.programs.memory import MASKED, MaskDecision, best_by_logprob, keeps, peer_view
+from madspy.programs.memory import MASKED, MaskDecision, best_by_logprob, keeps, peer_view, summary_line
 from madspy.programs.protocols import DecisionContext, Vote, get_protocol, tally
 from madspy.programs.stopping import first_reason, stop_rules
 from madspy.programs.topology import group_votes, visible
@@ -52,7 +53,12 @@ FINAL_CRITIQUE_REASONS = {
 }
 # Stops that count as converged even when the last votes differ (the referee's call, one confident agent);
 # agents that keep disagreeing (stable_answers) have not converged.
-CONVERGED_REASONS = {StopReason.CONFIDENT_AGREEMENT, StopReason.REFEREE_CONVERGED, StopReason.CASCADE_CONFIDENT}
+CONVERGED_REASONS = {
+    StopReason.CONFIDENT_AGREEMENT,
+    StopReason.DECISIVE_VOTE,
+    StopReason.REFEREE_CONVERGED,
+    StopReason.CASCADE_CONFIDENT,
+}
 # Stops where a judge protocol takes the majority instead of calling the resolver, and why.
 MAJORITY_INSTEAD_OF_JUDGE = {
     StopReason.CONFIDENT_AGREEMENT: "unanimous and confident; resolver not needed",
@@ -195,12 +201,13 @@ class _Run:
         self.debate, self.cfg, self.question = debate, debate.config, question
         self.run_budget, self.on_round = run_budget, on_round
         self.t0 = time.perf_counter()
-        self.rules = stop_rules(self.cfg.stop, self.cfg.rounds)
+        self.rules = stop_rules(self.cfg.stop, self.cfg.rounds, len(self.cfg.agents))
         self.transcript = Transcript(question=question, config=self.cfg.model_dump())
         self.proposals: dict[int, dspy.Prediction] = {}  # each agent's latest proposal
         self.history: list[list[Vote]] = []  # the votes after each round: the one record of who answered what
         self.memories: list[dict[int, str]] = []  # each round's proposals as peers read them
         self.critiques: dict[int, list[str]] = {}  # the critic's findings on each agent's latest proposal
+        self.verdicts: dict[int, str] = {}  # the critic's finding, one line, on each proposal it reviewed
         self.dropped: set[int] = set()  # agents whose last answer the mask removed
         self.notes: dict[int, str] = {}  # per-agent instruction for the next round
         self.flagged_confident: set[int] = set()  # confident proposals the critic flagged
@@ -317,8 +324,6 @@ class _Run:
                     )
                 )
                 continue
-            seen = visible(i, len(cfg.agents), cfg.topology, cfg.neighbors, cfg.group_size)
-            answers = [{v.agent: v.answer for v in votes} for votes in self.history]
             jobs.append(
                 d.job(
                     Role.REVISER,
@@ -327,9 +332,7 @@ class _Run:
                     agent.model,
                     agent.temperature,
                     question=self.question,
-                    peer_answers=peer_view(
-                        cfg.memory, seen, self.memories, self.dropped, answers, cfg.summary_keep_rounds
-                    ),
+                    peer_answers=self._peers(i),
                     persona=agent.persona,
                     previous_answer=format_proposal(self.proposals[i]),
                     critiques=self.critiques.get(i, []),
@@ -343,6 +346,34 @@ class _Run:
                 self.proposals[job.agent] = outcome.prediction
             elif job.agent in self.proposals:
                 rnd.events.append(Event(kind=EventKind.KEPT_PREVIOUS_ANSWER, agent=job.agent))
+
+    def _peers(self, agent: int) -> list[str]:
+        """What reviser ``agent`` reads of the others: its memory policy's view of the agents it sees."""
+        cfg = self.cfg
+        seen = visible(agent, len(cfg.agents), cfg.topology, cfg.neighbors, cfg.group_size)
+        answers = [{v.agent: v.answer for v in votes} for votes in self.history]
+        if cfg.memory != "digest":
+            return peer_view(cfg.memory, seen, self.memories, self.dropped, answers, cfg.summary_keep_rounds)
+        among = seen | {agent}  # its own answer too, so every reviser of an all-to-all round reads the same digest
+        older = [
+            summary_line(r, {a: x for a, x in round_answers.items() if a in among})
+            for r, round_answers in enumerate(answers[:-1])
+        ]
+        latest = distinct_answers([v for v in self.history[-1] if v.agent in among], self._steps())
+        return older + digest(latest, self.memories[-1], self.verdicts, len(among))
+
+    def _steps(self) -> dict[int, int]:
+        return {i: len(p.get("reasoning_steps") or []) for i, p in self.proposals.items()}
+
+    def _critique_targets(self) -> dict[int, int]:
+        """For each agent, whose proposal the critic reviews for it: its own, or with ``per_answer`` its answer's
+        best-argued holder (agents without a usable answer are reviewed alone)."""
+        if not self.cfg.critic.per_answer:
+            return {i: i for i in self.proposals}
+        targets = {i: i for i in self.proposals}
+        for answer in distinct_answers(self.history[-1], self._steps()):
+            targets |= dict.fromkeys(answer.holders, answer.representative)
+        return targets
 
     def _cascade_confident(self, rnd: Round) -> bool:
         """Whether agent 0, who answered alone, is confident enough to skip the debate (iMAD)."""
@@ -506,10 +537,14 @@ class _Run:
     def _critique_step(self, rnd: Round) -> None:
         critic = self.cfg.critic
         conf = {i: float(p.get("confidence") or 0.0) for i, p in self.proposals.items()}
-        found = self._critique(rnd, {i: focus_for(c, critic.deep_review_below) for i, c in conf.items()})
+        targets = self._critique_targets()
+        reviewed = sorted(set(targets.values()))
+        found = self._critique(rnd, {i: focus_for(conf[i], critic.deep_review_below) for i in reviewed})
         if critic.checklist_retry:
             quiet = {i: CHECKLIST for i, issues in found.items() if not issues}
             found.update(self._critique(rnd, quiet))
+        self.verdicts = {i: verdict_line(issues) for i, issues in found.items()}
+        found = {i: found[target] for i, target in targets.items() if target in found}
         self.critiques = {i: issue_lines(issues) or ["the critic found no valid issue"] for i, issues in found.items()}
         self.flagged_confident = {
             i

@@ -2,7 +2,10 @@
 
 ``previous``: peers' answers from the last round. ``full``: every earlier round.
 ``summary``: the latest ``keep`` rounds in full, older rounds compressed to one line
-each (who answered what), so prompts stop growing with the debate.
+each (who answered what), so prompts stop growing with the debate. ``digest``: each
+distinct answer of the last round once, with its support, its strongest argument and the
+critic's finding (``madspy.programs.distinct``), the same for every reviser; older rounds
+as summary lines.
 ``mask_strict`` / ``mask_lenient``: the mask evaluator labels each last-round
 answer YES / NO / NOT_SURE; NO is dropped, NOT_SURE is dropped (strict) or kept
 (lenient). ``mask_objective``: no extra call; keep the answers the model itself was
@@ -21,7 +24,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-MemoryPolicy = Literal["previous", "full", "summary", "mask_strict", "mask_lenient", "mask_objective"]
+MemoryPolicy = Literal["previous", "full", "summary", "digest", "mask_strict", "mask_lenient", "mask_objective"]
 MASKED = ("mask_strict", "mask_lenient", "mask_objective")
 
 

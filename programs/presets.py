@@ -53,11 +53,29 @@ def du_mad() -> dict[str, Any]:
 
 
 def debate() -> dict[str, Any]:
-    """madspy's default: personas, critic, early stops; the protocol follows the task's kind (judge if none)."""
+    """madspy's default, an efficient debate: debate only where it pays, and only about the answers in dispute.
+
+    Three agents with their own personas and temperatures answer alone; when one answer is held
+    by every agent (``stop.decisive_share``) the debate stops there (iMAD, 2025: most questions
+    need no debate). Otherwise one round of debate: the critic reviews each distinct answer once
+    (``critic.per_answer``) and revisers read a digest of the distinct answers with their support
+    and strongest argument (``memory="digest"``) instead of every peer's full text. The protocol
+    follows the task's kind (majority on reasoning, the judge on knowledge).
+    """
+    return {
+        "rounds": 2,
+        "stop": {"decisive_share": 1.0, "decisive_confidence": 0.0, "agreement_gate": None, "stable_rounds": 0},
+        "critic": {"per_answer": True},
+        "memory": "digest",
+    }
+
+
+def debate_v1() -> dict[str, Any]:
+    """madspy's first default (to 2026-12): 3 rounds, a critic call per proposal, peers' full text, early stops."""
     return {}
 
 
-PRESETS = {"cot": cot, "sc": self_consistency, "du-mad": du_mad, "debate": debate}
+PRESETS = {"cot": cot, "sc": self_consistency, "du-mad": du_mad, "debate": debate, "debate-v1": debate_v1}
 
 
 def is_preset(name: str) -> bool:

@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Protocol
 
 from madspy.programs.config import StopConfig
@@ -57,6 +58,26 @@ class ConfidentAgreement:
         return None
 
 
+class DecisiveVote:
+    """Stop when one answer is held by ``share`` of the ``agents`` or more, at a mean ``confidence`` or more.
+
+    >>> votes = [Vote(0, "7", "7", 0.9), Vote(1, "7", "7", 0.7), Vote(2, "8", "8", 0.9)]
+    >>> print(DecisiveVote(2 / 3, 0.8, agents=3).check([votes]), DecisiveVote(1.0, 0.0, agents=3).check([votes]))
+    decisive_vote None
+    """
+
+    def __init__(self, share: float, confidence: float, agents: int):
+        self.share, self.confidence, self.agents = share, confidence, agents
+
+    def check(self, history: History) -> StopReason | None:
+        votes = history[-1] if history else []
+        if not votes:
+            return None
+        top, held = Counter(v.key for v in votes).most_common(1)[0]
+        mean = sum(v.confidence for v in votes if v.key == top) / held
+        return StopReason.DECISIVE_VOTE if held >= self.share * self.agents and mean >= self.confidence else None
+
+
 class MaxRounds:
     """Stop after ``n`` rounds (round 0 included)."""
 
@@ -67,11 +88,13 @@ class MaxRounds:
         return StopReason.MAX_ROUNDS if len(history) >= self.n else None
 
 
-def stop_rules(stop: StopConfig, rounds: int) -> list[StopRule]:
+def stop_rules(stop: StopConfig, rounds: int, agents: int) -> list[StopRule]:
     """The rules a config asks for, the hard round cap last."""
     rules: list[StopRule] = []
     if stop.agreement_gate is not None:
         rules.append(ConfidentAgreement(stop.agreement_gate))
+    if stop.decisive_share is not None:
+        rules.append(DecisiveVote(stop.decisive_share, stop.decisive_confidence, agents))
     if stop.stable_rounds:
         rules.append(StableAnswers(stop.stable_rounds))
     rules.append(MaxRounds(rounds))

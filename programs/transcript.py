@@ -44,6 +44,7 @@ class StopReason(Vocabulary):
     """Why a debate stopped when it did."""
 
     CONFIDENT_AGREEMENT = "confident_agreement"
+    DECISIVE_VOTE = "decisive_vote"  # one answer held by enough agents, confidently enough: no debate needed
     STABLE_ANSWERS = "stable_answers"
     REFEREE_CONVERGED = "referee_converged"
     CASCADE_CONFIDENT = "cascade_confident"

@@ -52,7 +52,7 @@ def model(scripted):
 
 def small(model: str) -> DebateConfig:
     """Two agents, two rounds, and the judge deciding (so every role runs, whatever the task's kind)."""
-    return base_config(model, agents=TWO_AGENTS, rounds=2, protocol="judge")
+    return base_config(model, "debate-v1", agents=TWO_AGENTS, rounds=2, protocol="judge")
 
 
 def test_an_auto_protocol_is_compiled_and_saved_with_the_task_kind(model, tmp_path):
@@ -207,7 +207,7 @@ def test_cli_compiled_and_handwritten_programs_run_and_evaluate(model, capsys, t
     )
     assert load_program(handwritten).manifest["optimizer"] == {"name": "handwritten"}
     config = load_program(handwritten).config
-    assert (config.stop.stable_rounds, config.stop.agreement_gate, config.memory) == (0, 0.85, "summary")
+    assert (config.stop.stable_rounds, config.stop.decisive_share, config.memory) == (0, 1.0, "summary")
     capsys.readouterr()
     assert main(["compile", "--handwritten", *common, "--set", "memory=terse", "--out", str(handwritten)]) == 2
     assert "madspy: error: memory: Input should be 'previous'" in capsys.readouterr().err

@@ -88,6 +88,13 @@ def add_search(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--train", type=int, default=10, help="questions each trial is scored on (default 10)")
     p.add_argument("--dev", type=int, default=0, help="held-out questions scoring the chosen setting (with --out)")
     p.add_argument("--out", type=Path, help="save the chosen setting (best accuracy on the front) as a program")
+    p.add_argument(
+        "--space",
+        choices=["all", "efficient"],
+        default="all",
+        help="what a trial samples: every mechanism (all), or the efficient debate's knobs (agents, rounds, "
+        "decisive-vote gates, critic per answer, digest)",
+    )
     p.set_defaults(handler=cmd_search)
 
 
@@ -159,6 +166,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         seed=args.seed,
         data_dir=args.data_dir,
         out=args.out,
+        space=args.space,
+        progress=True,
         **fixed,
     )
     table = Table(title=f"Pareto front of {args.study} ({len(result.study.trials)} trials)")

@@ -29,11 +29,11 @@ RUN_EXAMPLES = """examples:
 RUN_OPTIONS: dict[str, tuple[str, Any, str]] = {
     "--model": ("model", str, "LiteLLM model string (default local/smollm2-135m, the embedded model)"),
     "--api-base": ("api_base", str, "URL of the server behind --model (vLLM, Ollama, llama.cpp's server)"),
-    "--rounds": ("rounds", int, "rounds in all, round 0 included (default 3)"),
+    "--rounds": ("rounds", int, "rounds in all, round 0 included (default: the preset's; debate 2)"),
     "--protocol": ("protocol", "ProtocolName", "how the final answer is chosen (auto: by --task-kind, else judge)"),
     "--task-kind": ("task_kind", "TaskKind", "reasoning -> majority, knowledge -> judge, open_ended -> free"),
     "--max-tokens": ("max_tokens", int, "completion tokens per call (default 512)"),
-    "--memory": ("memory", "MemoryPolicy", "which earlier answers a reviser sees (default previous)"),
+    "--memory": ("memory", "MemoryPolicy", "which earlier answers a reviser sees (debate: digest)"),
     "--topology": ("topology", "Topology", "who sees whom (default all)"),
     "--neighbors": ("neighbors", int, "ring: neighbours each agent sees"),
     "--group-size": ("group_size", int, "groups: agents per group"),
@@ -47,7 +47,17 @@ RUN_OPTIONS: dict[str, tuple[str, Any, str]] = {
     "--credit-ledger": ("credit_ledger", str, "JSON file of per-agent credit (credit protocol)"),
     "--echo-reaction": ("echo.reaction", "EchoReaction", "when most flips are conformity (default devils_advocate)"),
     "--echo-threshold": ("echo.threshold", float, "echo alarm above this share of conformity flips (0.5)"),
-    "--agreement-gate": ("stop.agreement_gate", float, "stop when all agree at least this confident (0.85)"),
+    "--agreement-gate": ("stop.agreement_gate", float, "stop when all agree, each at least this confident"),
+    "--decisive-share": (
+        "stop.decisive_share",
+        float,
+        "stop when one answer is held by this share of the agents (debate: 1.0, all agree)",
+    ),
+    "--decisive-confidence": (
+        "stop.decisive_confidence",
+        float,
+        "... and its holders are at least this confident on average (debate: 0)",
+    ),
     "--stable-rounds": ("stop.stable_rounds", int, "stop when no answer changed for k rounds (1; 0 = off)"),
     "--referee-every": ("referee.every", int, "referee every k rounds (with --referee)"),
     "--referee-extend": (
@@ -61,6 +71,7 @@ RUN_SWITCHES: dict[str, tuple[dict[str, Any], str]] = {
     "--no-resolver": ({"resolver.enabled": False}, "switch the resolver off (auto protocol becomes majority)"),
     "--isolated-critic": ({"critic.isolated": True}, "the critic sees only the proposal, not the question"),
     "--critic-checklist": ({"critic.checklist_retry": True}, "ask a critic that found nothing once more"),
+    "--per-answer-critic": ({"critic.per_answer": True}, "one critique per distinct answer (debate: on)"),
     "--referee": ({"referee.enabled": True}, "referee each round: relevance, interventions, topic anchor"),
     "--referee-long": ({"referee.enabled": True, "referee.cadence": "long"}, "referee only unusually long rounds"),
     "--no-cache": ({"cache": False}, "do not reuse cached LM replies"),
@@ -83,6 +94,12 @@ def add_run(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--program", type=Path, help="a saved program (JSON) to run instead of the hand-written roles")
     p.add_argument("--preset", help="named settings: debate (default), cot, sc, sc:K, du-mad")
     p.add_argument("--agents", type=int, help="number of debaters (default 3)")
+    p.add_argument(
+        "--agent-models",
+        metavar="M1,M2",
+        help="LiteLLM models the debaters use in turn (agent i gets "
+        "M[i mod n]); heterogeneous agents disagree on different things (default: --model for all)",
+    )
     for flag, (path, kind, text) in RUN_OPTIONS.items():
         if isinstance(kind, str):
             p.add_argument(flag, dest=path, choices=get_args(getattr(config, kind)), help=text)
@@ -124,9 +141,16 @@ def _debate(args: argparse.Namespace):
         changes["agents"] = [a.model_dump() for a in DebateConfig.default_agents(args.agents)]
     if args.program and args.preset:
         raise InputError("give --program or --preset, not both")
+    models = [m.strip() for m in (args.agent_models or "").split(",") if m.strip()]
     if args.program:
-        return load_program(args.program, **changes)
-    return Debate(preset(args.preset or "debate", **changes))
+        debate = load_program(args.program, **changes)
+        if not models:
+            return debate
+        return load_program(
+            args.program, **changes, agents=debate.config.with_agent_models(models).model_dump()["agents"]
+        )
+    config = preset(args.preset or "debate", **changes)
+    return Debate(config.with_agent_models(models) if models else config)
 
 
 def _questions(path: Path) -> Iterator[tuple[int, str]]:

@@ -1,0 +1,96 @@
+"""The efficient default debate: debate only where it pays, one critique per distinct answer, a digest for revisers."""
+
+from __future__ import annotations
+
+import optuna
+from scripts import by_agent
+
+from madspy.optimizers.search import sample_config
+from madspy.programs import Debate
+from madspy.programs.presets import preset
+from madspy.testing import calls_of
+
+PERSONAS = [a.persona for a in preset("debate").agents]
+QUESTION = "What is 17 * 23?"
+
+
+def debate(model, **changes):
+    return Debate(preset("debate", model=model, protocol="majority", **changes))
+
+
+def test_a_decisive_first_round_stops_without_a_critic_call(scripted):
+    model = scripted(by_agent(PERSONAS, [["391"], ["391"], ["391"]]))
+    result = debate(model)(question=QUESTION)
+    assert result.stop_reason == "decisive_vote" and result.status == "converged" and result.answer == "391"
+    assert [t.role for t in calls_of(model)] == ["proposer"] * 3
+    assert len(result.transcript.rounds) == 1
+
+
+def test_a_split_first_round_debates_once(scripted):
+    model = scripted(by_agent(PERSONAS, [["391"], ["401", "391"], ["391"]]))
+    result = debate(model)(question=QUESTION)
+    roles = [t.role for t in calls_of(model)]
+    assert len(result.transcript.rounds) == 2 and result.stop_reason == "decisive_vote"  # agreed after revising
+    assert roles.count("reviser") == 3 and "critic" in roles
+    assert result.answer == "391"
+
+
+def test_proposals_with_one_answer_get_one_critique_shared_by_their_holders(scripted):
+    model = scripted(by_agent(PERSONAS, [["391"], ["401"], ["391"]], confidence=0.7))
+    debate(model)(question=QUESTION)
+    critiqued = [t.input_json("proposal") for t in calls_of(model) if t.role == "critic"]
+    assert len(critiqued) == 2  # one for 391 (agents 0 and 2), one for 401
+    assert sorted(p.splitlines()[0] for p in critiqued) == [
+        "answer: 391 (confidence 0.70)",
+        "answer: 401 (confidence 0.70)",
+    ]
+    revisers = {t.inputs["persona"]: t for t in calls_of(model) if t.role == "reviser"}
+    # Every holder of 391 reads the critique of 391's representative as its own.
+    assert revisers[PERSONAS[0]].input_json("critiques") == revisers[PERSONAS[2]].input_json("critiques")
+    without = scripted(by_agent(PERSONAS, [["391"], ["401"], ["391"]]))
+    debate(without, critic={"per_answer": False})(question=QUESTION)
+    assert sum(t.role == "critic" for t in calls_of(without)) == 3
+
+
+def test_the_digest_holds_each_distinct_answer_once_and_is_the_same_for_every_reviser(scripted):
+    model = scripted(by_agent(PERSONAS, [["391"], ["401"], ["391"]]))
+    debate(model)(question=QUESTION)
+    revisers = [t for t in calls_of(model) if t.role == "reviser"]
+    digests = [t.input_json("peer_answers") for t in revisers]
+    assert all(d == digests[0] for d in digests)  # a shared prompt prefix for every reviser of the round
+    (first, second) = digests[0]
+    assert first.startswith("391: held by 2 of 3 debaters (agents 0, 2)") and "the critic flagged it" in first
+    assert second.startswith("401: held by 1 of 3 debaters (agent 1)")
+    assert sum("its strongest argument" in entry for entry in digests[0]) == 2
+
+
+def test_a_lower_share_gate_stops_on_a_majority_and_a_confidence_gate_keeps_debating(scripted):
+    majority = scripted(by_agent(PERSONAS, [["391"], ["401"], ["391"]], confidence=0.9))
+    assert debate(majority, stop={"decisive_share": 0.6})(question=QUESTION).stop_reason == "decisive_vote"
+    unsure = scripted(by_agent(PERSONAS, [["391"], ["391"], ["391"]], confidence=0.4))
+    result = debate(unsure, stop={"decisive_confidence": 0.5})(question=QUESTION)
+    assert result.stop_reason == "max_rounds"
+
+
+def test_the_gates_and_mechanisms_are_searchable_config_fields():
+    trial = optuna.trial.FixedTrial(
+        {
+            "agents": 3,
+            "temperature": 0.8,
+            "protocol": "majority",
+            "rounds": 2,
+            "memory": "digest",
+            "topology": "all",
+            "cascade_gate": None,
+            "critic": True,
+            "critic_per_answer": True,
+            "agreement_gate": None,
+            "stable_rounds": 0,
+            "echo_reaction": "none",
+            "decisive_share": 0.67,
+            "decisive_confidence": 0.5,
+        }
+    )
+    config = sample_config(trial, "openai/m")
+    assert (config.stop.decisive_share, config.stop.decisive_confidence) == (0.67, 0.5)
+    assert config.critic.per_answer and config.memory == "digest"
