@@ -48,6 +48,7 @@ from madspy.data import Task, get_task
 from madspy.optimizers import metrics
 from madspy.optimizers.traces import ProposalTrace, debate_trace
 from madspy.programs.artifact import content_digest, load_program
+from madspy.programs.config import AdversaryConfig, DefenseConfig
 from madspy.programs.credit import CreditLedger
 from madspy.programs.debate import Debate
 from madspy.programs.presets import PRESETS, is_preset, preset
@@ -73,14 +74,24 @@ def is_program_file(spec: str) -> bool:
 
 
 def build_program(
-    spec: str, task: Task, model: str, *, max_tokens: int | None = None, cache: bool = True, api_base: str | None = None
+    spec: str,
+    task: Task,
+    model: str,
+    *,
+    max_tokens: int | None = None,
+    cache: bool = True,
+    api_base: str | None = None,
+    adversary: AdversaryConfig | None = None,
+    defenses: DefenseConfig | None = None,
 ) -> Debate:
     """A ``Debate`` for a preset name (cot, sc, sc:K, du-mad, debate) or a saved program path.
 
     Votes are counted on ``task.normalize``d answers. A preset whose protocol is ``auto``
     decides by the task's kind (gsm8k: majority vote; arc_challenge: the judge); a saved
     program runs as saved, so eval measures what ``run`` and ``serve`` would answer
-    (``compile`` saves the task's kind with it).
+    (``compile`` saves the task's kind with it). ``adversary`` makes those agents adversaries in
+    every program that has them (a program with fewer agents runs without); ``defenses`` replaces
+    every program's defenses.
 
     >>> len(build_program("sc:3", get_task("arithmetic"), "openai/gpt-4o-mini").config.agents)
     3
@@ -88,16 +99,20 @@ def build_program(
     changes: dict[str, Any] = {"model": model, "cache": cache, "api_base": api_base}
     if max_tokens is not None:
         changes["max_tokens"] = max_tokens
+    if defenses is not None:
+        changes["defenses"] = defenses.model_dump()
     if is_program_file(spec):
         debate = load_program(spec, **changes)
         debate.normalize = task.normalize
-        return debate
-    if not is_preset(spec):
+    elif not is_preset(spec):
         raise EvalError(
             f"unknown program {spec!r}: not a preset ({', '.join(PRESETS)}, sc:K) and not a program file (*.json)"
         )
-    config = preset(spec, **changes)  # a value out of range raises ConfigError naming its field
-    return Debate(config.for_task_kind(task.task_kind), normalize=task.normalize)
+    else:  # a value out of range raises ConfigError naming its field
+        debate = Debate(preset(spec, **changes).for_task_kind(task.task_kind), normalize=task.normalize)
+    if adversary is not None and adversary.agents and max(adversary.agents) < len(debate.config.agents):
+        return debate.fork(adversaries=adversary.model_dump())
+    return debate
 
 
 def matched_k(rows: Iterable[EvalRow], sc: str = "sc", debate: str = "debate") -> int | None:
@@ -324,6 +339,8 @@ def evaluate(
     progress: bool = True,
     sc_matched_k: int | None = None,
     api_base: str | None = None,
+    adversary: AdversaryConfig | None = None,
+    defenses: DefenseConfig | None = None,
 ) -> Evaluation:
     """Run ``programs`` on ``n`` questions of ``task`` and summarize; resumable in ``out``.
 
@@ -334,6 +351,7 @@ def evaluate(
     alongside the others instead of after them. ``concurrency`` defaults to
     ``questions_in_flight(model)``: a local model's queued questions would count the
     wait in their wall time. ``api_base`` points ``model`` at a server (vLLM, Ollama, llama.cpp's).
+    ``adversary`` and ``defenses`` set up a robustness run (see ``build_program``); the folder keeps them.
 
     Example::
 
@@ -349,9 +367,14 @@ def evaluate(
     if sc_matched_k is not None and not 1 <= sc_matched_k <= MAX_MATCHED_K:
         raise EvalError(f"--sc-matched-k must be 1..{MAX_MATCHED_K}, got {sc_matched_k}")
     names = list(dict.fromkeys(programs))
-    debates = {
-        name: build_program(name, task, model, max_tokens=max_tokens, cache=cache, api_base=api_base) for name in names
+    options = {
+        "max_tokens": max_tokens,
+        "cache": cache,
+        "api_base": api_base,
+        "adversary": adversary,
+        "defenses": defenses,
     }
+    debates = {name: build_program(name, task, model, **options) for name in names}
     report = task.load_with_report(split, data_dir=data_dir, n=n, seed=seed)
     if not report.examples:
         raise EvalError(f"{task.name}: no usable questions ({report.skipped} rows had an unparsable answer)")
@@ -365,6 +388,8 @@ def evaluate(
             "seed": seed,
             "model": model,
             "max_tokens": max_tokens,
+            "adversary": adversary.model_dump() if adversary else None,
+            "defenses": defenses.model_dump() if defenses else None,
         },
     )
     wants_matched = sc_matched_k is not None or {"sc", "debate"} <= set(names)
@@ -374,9 +399,7 @@ def evaluate(
 
     def matched_program(k: int) -> dict[str, Debate]:
         names.append(f"sc-matched:{k}")
-        program = {
-            names[-1]: build_program(f"sc:{k}", task, model, max_tokens=max_tokens, cache=cache, api_base=api_base)
-        }
+        program = {names[-1]: build_program(f"sc:{k}", task, model, **options)}
         _check_programs(out, program)
         return program
 

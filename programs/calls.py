@@ -51,6 +51,7 @@ class Job:
     adapter: dspy.Adapter
     inputs: dict[str, Any] = field(default_factory=dict)
     config: dict[str, Any] = field(default_factory=dict)  # per-call LM settings, e.g. rollout_id
+    deadline: float | None = None  # perf_counter time after which the call does not start (a time budget)
 
 
 @dataclass
@@ -127,8 +128,22 @@ def _one_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {text[:500]}"
 
 
+NOT_STARTED = "not started: the time budget was spent"
+
+
 def _run(job: Job, t0: float) -> Outcome:
     started = time.perf_counter()
+    if job.deadline is not None and started >= job.deadline:
+        call = Call(
+            role=job.role,
+            agent=job.agent,
+            round=job.round,
+            error=NOT_STARTED,
+            attempts=0,
+            inputs={k: _preview(v) for k, v in job.inputs.items()},
+            started_s=round(started - t0, 4),
+        )
+        return Outcome(call, None)
     prediction, error, attempts = None, None, 1
     # A private copy (shared client, own history) shows whether this call was served from DSPy's
     # cache, which bills nothing and keeps no usage; the question still used those tokens.

@@ -26,9 +26,11 @@ from madspy.programs.protocols import DEFAULT_FOR_TASK_KIND, ProtocolName, TaskK
 from madspy.programs.topology import Topology
 
 __all__ = [
+    "AdversaryConfig",
     "AgentConfig",
     "CriticConfig",
     "DebateConfig",
+    "DefenseConfig",
     "EchoConfig",
     "EchoReaction",
     "MemoryPolicy",
@@ -130,6 +132,47 @@ class EchoConfig(_Strict):
     reaction: EchoReaction = "devils_advocate"
 
 
+class AdversaryConfig(_Strict):
+    """Debaters that argue a wrong answer on purpose (``madspy.programs.defenses``): robustness tests.
+
+    ``agents``: their indices. ``answer``: the wrong answer they argue (None: the most plausible
+    wrong one each can find).
+    """
+
+    agents: list[int] = Field(default_factory=list)
+    answer: str | None = None
+
+    @classmethod
+    def parse(cls, spec: str) -> AdversaryConfig:
+        """``"1"``, ``"1,2"`` or ``"1:401"`` (agents, then the wrong answer they argue).
+
+        >>> AdversaryConfig.parse("1,2:401")
+        AdversaryConfig(agents=[1, 2], answer='401')
+        """
+        agents, _, answer = spec.partition(":")
+        try:
+            indices = [int(a) for a in agents.split(",") if a.strip()]
+        except ValueError:
+            raise ConfigError("adversaries", f"expected agent indices like 1 or 1,2[:ANSWER], got {spec!r}") from None
+        return cls(agents=indices, answer=answer.strip() or None)
+
+
+class DefenseConfig(_Strict):
+    """Defenses against wrong, persuasive or injected peers (see ``madspy.programs.defenses``)."""
+
+    @classmethod
+    def all(cls, on: bool) -> DefenseConfig:
+        """Every defense on, or every one off (robustness measurements compare the two)."""
+        return cls(**dict.fromkeys(cls.model_fields, on))
+
+    evidence_flips_only: bool = Field(False, description="a flip that cites no argument does not move its vote")
+    critic_weighting: bool = Field(False, description="a vote weighs half per round the critic flagged its answer")
+    warn_revisers: bool = Field(False, description="revisers are told peers may be wrong on purpose")
+    untrusted_as_data: bool = Field(
+        True, description="instructions inside peers' messages and the question are removed"
+    )
+
+
 class StopConfig(_Strict):
     """When a debate stops before its last round.
 
@@ -170,6 +213,8 @@ class DebateConfig(_Strict):
     referee: RefereeConfig = Field(default_factory=lambda: RefereeConfig(temperature=0.0))
     mask: RoleConfig = Field(default_factory=lambda: RoleConfig(temperature=0.0))
     echo: EchoConfig = Field(default_factory=EchoConfig)
+    adversaries: AdversaryConfig = Field(default_factory=AdversaryConfig)
+    defenses: DefenseConfig = Field(default_factory=DefenseConfig)
     budget_tokens: int | None = Field(None, ge=1, description="hard token budget per question")
     budget_s: float | None = Field(
         None, gt=0, description="wall-clock budget per question: no step starts after it (the running one finishes)"
@@ -190,6 +235,8 @@ class DebateConfig(_Strict):
     def _check(self) -> DebateConfig:
         if not self.agents:
             raise ValueError("a debate needs at least one agent")
+        if any(not 0 <= i < len(self.agents) for i in self.adversaries.agents):
+            raise ValueError(f"adversaries.agents must be indices of the {len(self.agents)} agents")
         if self.decision_protocol == "judge" and not self.resolver.enabled:
             raise ValueError("protocol 'judge' needs the resolver; enable it or choose another protocol")
         return self

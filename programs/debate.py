@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import functools
 import time
+from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import dspy
@@ -34,6 +36,7 @@ from madspy.programs.calls import Job, Outcome, run_jobs
 from madspy.programs.config import DebateConfig
 from madspy.programs.credit import CreditLedger
 from madspy.programs.critique import CHECKLIST, CONFIDENT_FLAGGED, focus_for, issue_lines, valid_issues, verdict_line
+from madspy.programs.defenses import REVISER_WARNING, adversary_persona, anchored_votes, critic_weights, neutralize
 from madspy.programs.distinct import digest, distinct_answers
 from madspy.programs.flips import Flip, echo_ratio, flip_kind
 from madspy.programs.memory import MASKED, MaskDecision, best_by_logprob, keeps, peer_view, summary_line
@@ -136,6 +139,19 @@ class Debate(dspy.Module):
         for model in self.config.models():  # fail now, not mid-debate, on an unknown model
             self._lm_for(model, 0.0)
 
+    def fork(self, **changes: Any) -> Debate:
+        """A new ``Debate`` with this one's role instructions and demos and its config updated by ``changes``.
+
+        >>> Debate(DebateConfig(model="openai/m")).fork(rounds=2).config.rounds
+        2
+        """
+        debate = Debate(self.config.updated(**changes), normalize=self.normalize)
+        source = dict(self.named_predictors())
+        for name, predictor in debate.named_predictors():
+            predictor.signature, predictor.demos = source[name].signature, list(source[name].demos)
+        debate.manifest = self.manifest
+        return debate
+
     def _lm_for(self, model: str | None, temperature: float) -> dspy.LM:
         c = self.config
         api_base = c.api_base if model in (None, c.model) else None
@@ -198,7 +214,9 @@ class _Run:
         run_budget: RunBudget | None = None,
         on_round: Callable[[Round], None] | None = None,
     ):
-        self.debate, self.cfg, self.question = debate, debate.config, question
+        self.debate, self.cfg = debate, debate.config
+        # What the debaters read of the question: instructions inside it removed (defenses.untrusted_as_data).
+        self.question = neutralize(question) if self.cfg.defenses.untrusted_as_data else question
         self.run_budget, self.on_round = run_budget, on_round
         self.t0 = time.perf_counter()
         self.rules = stop_rules(self.cfg.stop, self.cfg.rounds, len(self.cfg.agents))
@@ -208,6 +226,7 @@ class _Run:
         self.memories: list[dict[int, str]] = []  # each round's proposals as peers read them
         self.critiques: dict[int, list[str]] = {}  # the critic's findings on each agent's latest proposal
         self.verdicts: dict[int, str] = {}  # the critic's finding, one line, on each proposal it reviewed
+        self.flags: Counter[str] = Counter()  # rounds in which the critic flagged a proposal holding each answer
         self.dropped: set[int] = set()  # agents whose last answer the mask removed
         self.notes: dict[int, str] = {}  # per-agent instruction for the next round
         self.flagged_confident: set[int] = set()  # confident proposals the critic flagged
@@ -233,6 +252,8 @@ class _Run:
     def _round(self, rnd: Round) -> StopReason | None:
         """One round's steps, in order; why the debate stops after it, or None to go on."""
         cfg = self.cfg
+        if rnd.index == 0 and self.question != self.transcript.question:
+            rnd.events.append(Event(kind=EventKind.QUESTION_NEUTRALIZED))
         if rnd.index > 0 and cfg.memory in MASKED and cfg.mask.enabled:
             self._mask_step(rnd)
         if (spent := self._budget_spent()) is not None:
@@ -245,7 +266,7 @@ class _Run:
                 return StopReason.CASCADE_CONFIDENT
             everyone = everyone[1:]
         self._answer_step(rnd, everyone)
-        self.memories.append({i: format_proposal(p) for i, p in sorted(self.proposals.items())})
+        self.memories.append({i: self._shown(i) for i in sorted(self.proposals)})
         votes = self._votes(rnd)
         self._record_flips(rnd, votes)
         self.history.append(votes)
@@ -297,6 +318,8 @@ class _Run:
         # Calls that would only queue for one in-process model run in turn, so each call's
         # latency is its own service time, not time spent waiting for the model.
         serial = all(one_call_at_a_time(job.lm.model) for job in jobs)
+        if self.cfg.budget_s is not None:  # no call starts after the time budget, even inside a step
+            jobs = [replace(job, deadline=self.t0 + self.cfg.budget_s) for job in jobs]
         outcomes = run_jobs(jobs, 1 if serial else self.cfg.concurrency, self.t0)
         rnd.calls.extend(o.call for o in outcomes)
         rnd.events += [
@@ -320,7 +343,7 @@ class _Run:
                         agent.model,
                         agent.temperature,
                         question=self.question,
-                        persona=agent.persona,
+                        persona=self._persona(i),
                     )
                 )
                 continue
@@ -333,10 +356,10 @@ class _Run:
                     agent.temperature,
                     question=self.question,
                     peer_answers=self._peers(i),
-                    persona=agent.persona,
+                    persona=self._persona(i),
                     previous_answer=format_proposal(self.proposals[i]),
                     critiques=self.critiques.get(i, []),
-                    referee_note="\n".join(filter(None, [self._anchor(), self.notes.get(i, "")])),
+                    referee_note="\n".join(filter(None, [self._anchor(), self._warning(), self.notes.get(i, "")])),
                 )
             )
         self.notes = {}
@@ -346,6 +369,19 @@ class _Run:
                 self.proposals[job.agent] = outcome.prediction
             elif job.agent in self.proposals:
                 rnd.events.append(Event(kind=EventKind.KEPT_PREVIOUS_ANSWER, agent=job.agent))
+
+    def _persona(self, agent: int) -> str:
+        """The agent's persona, or an adversary's instructions (robustness tests)."""
+        adversaries = self.cfg.adversaries
+        return adversary_persona(adversaries.answer) if agent in adversaries.agents else self.cfg.agents[agent].persona
+
+    def _shown(self, agent: int) -> str:
+        """The agent's latest proposal as others read it: with instructions inside it removed (untrusted_as_data)."""
+        text = format_proposal(self.proposals[agent])
+        return neutralize(text) if self.cfg.defenses.untrusted_as_data else text
+
+    def _warning(self) -> str:
+        return REVISER_WARNING if self.cfg.defenses.warn_revisers else ""
 
     def _peers(self, agent: int) -> list[str]:
         """What reviser ``agent`` reads of the others: its memory policy's view of the agents it sees."""
@@ -545,6 +581,9 @@ class _Run:
             found.update(self._critique(rnd, quiet))
         self.verdicts = {i: verdict_line(issues) for i, issues in found.items()}
         found = {i: found[target] for i, target in targets.items() if target in found}
+        keys = {v.agent: v.key for v in self.history[-1]}
+        flagged = {keys[i] for i, issues in found.items() if issues and i in keys}
+        self.flags.update(flagged)  # one count per round and answer, however many holders
         self.critiques = {i: issue_lines(issues) or ["the critic found no valid issue"] for i, issues in found.items()}
         self.flagged_confident = {
             i
@@ -563,7 +602,7 @@ class _Run:
                 rnd.index,
                 critic.model,
                 critic.temperature,
-                proposal=format_proposal(self.proposals[i]),
+                proposal=self._shown(i),
                 focus=focus[i],
                 **({} if critic.isolated else {"question": self.question}),
             )
@@ -590,7 +629,7 @@ class _Run:
             resolver.model,
             resolver.temperature,
             question=self.question,
-            proposals=[f"agent {v.agent}: {format_proposal(self.proposals[v.agent])}" for v in votes],
+            proposals=[f"agent {v.agent}: {self._shown(v.agent)}" for v in votes],
             critiques=[
                 f"on agent {i}: {CONFIDENT_FLAGGED + ' ' if i in self.flagged_confident else ''}{line}"
                 for i, lines in sorted(self.critiques.items())
@@ -620,11 +659,15 @@ class _Run:
         if stop in MAJORITY_INSTEAD_OF_JUDGE and protocol == "judge":
             decision = get_protocol("majority").decide(votes)
             return decision.model_copy(update={"note": MAJORITY_INSTEAD_OF_JUDGE[stop]})
+        defenses = self.cfg.defenses
+        if defenses.evidence_flips_only:  # an answer reached by conformity alone does not count
+            votes = anchored_votes(self.history, {r.index: r.flips for r in self.transcript.rounds})
         ctx = DecisionContext(
             history=self.history,
             conformity=self.transcript.conformity_flips(),
             credit=CreditLedger(self.cfg.credit_ledger).weights() if self.cfg.credit_ledger else {},
             judge=self._judge if self.cfg.resolver.enabled else None,
+            weights=critic_weights({v.agent: self.flags[v.key] for v in votes}) if defenses.critic_weighting else {},
         )
         return get_protocol(protocol).decide(votes, ctx)
 

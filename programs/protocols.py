@@ -50,11 +50,21 @@ class DecisionContext:
     conformity: set[tuple[int, int]] = field(default_factory=set)  # (agent, round) of conformity flips
     credit: dict[int, float] = field(default_factory=dict)  # agent -> credit weight
     judge: Judge | None = None
+    weights: dict[int, float] = field(default_factory=dict)  # agent -> vote weight in counted votes (default 1)
 
 
 def tally(votes: list[Vote]) -> dict[str, int]:
     """Votes per normalized answer, most votes first (ties in order of first vote)."""
     return dict(Counter(v.key for v in votes).most_common())
+
+
+def _held(votes: list[Vote], ctx: DecisionContext | None) -> dict[str, float]:
+    """Votes per answer, each weighted by its agent's weight in ``ctx`` (1 without one)."""
+    weights = ctx.weights if ctx else {}
+    held: dict[str, float] = defaultdict(float)
+    for v in votes:
+        held[v.key] += weights.get(v.agent, 1.0)
+    return dict(held)
 
 
 def _answer_text(votes: list[Vote], key: str) -> str:
@@ -97,13 +107,15 @@ class Plurality:
 
     def decide(self, votes: list[Vote], ctx: DecisionContext | None = None) -> Decision:
         counts = tally(votes)
+        held = _held(votes, ctx)
         support = {k: sum(v.confidence for v in votes if v.key == k) for k in counts}
-        top = max(counts, key=lambda k: (counts[k], support[k]))
+        top = max(counts, key=lambda k: (held[k], support[k]))
         return Decision(
             protocol=self.name,
             answer=_answer_text(votes, top),
-            confidence=counts[top] / len(votes) * support[top] / counts[top],
+            confidence=held[top] / sum(held.values()) * support[top] / counts[top],
             tally=counts,
+            candidates={k: round(w, 4) for k, w in held.items()} if ctx and ctx.weights else {},
         )
 
 
@@ -114,7 +126,8 @@ class Majority(Plurality):
 
     def decide(self, votes: list[Vote], ctx: DecisionContext | None = None) -> Decision:
         d = super().decide(votes, ctx)
-        strict = d.tally[next(iter(d.tally))] * 2 > len(votes)
+        held = _held(votes, ctx)
+        strict = max(held.values()) * 2 > sum(held.values())
         return d.model_copy(
             update={
                 "protocol": self.name,

@@ -70,6 +70,7 @@ class EventKind(Vocabulary):
     EXTRA_ROUND = "extra_round"
     CHALLENGES_DROPPED = "challenges_dropped"
     TALLY_ECHOED = "tally_echoed"
+    QUESTION_NEUTRALIZED = "question_neutralized"
     NOTE = "note"  # free text (transcripts written before events were structured)
 
 
@@ -85,6 +86,7 @@ _PROSE: dict[EventKind, str] = {
     EventKind.EXTRA_ROUND: "referee: agreement {value:.2f} < {threshold}; one more round",
     EventKind.CHALLENGES_DROPPED: "critic on agent {agent}: {count} challenge(s) naming no step dropped",
     EventKind.TALLY_ECHOED: "the resolver returned the tally, not an answer",
+    EventKind.QUESTION_NEUTRALIZED: "instructions inside the question were removed before the debaters read it",
     EventKind.NOTE: "{text}",
 }
 

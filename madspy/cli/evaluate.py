@@ -16,7 +16,7 @@ import json
 import math
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -44,6 +44,32 @@ def add_task_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def add_robustness_options(p: argparse.ArgumentParser) -> None:
+    """``--adversary`` and ``--defenses``, shared by ``run`` and ``eval``."""
+    p.add_argument(
+        "--adversary",
+        metavar="AGENTS[:ANSWER]",
+        help="make these debaters adversaries that argue ANSWER (or the most plausible wrong answer) and "
+        "never concede, e.g. 1 or 1,2:401 (programs with fewer agents run without)",
+    )
+    p.add_argument(
+        "--defenses",
+        choices=["on", "off"],
+        help="every defense on (evidence-only flips, critic weighting, warned revisers, untrusted text as "
+        "data) or off (default: the program's own)",
+    )
+
+
+def robustness(args: argparse.Namespace) -> dict[str, Any]:
+    """The adversary and defenses the flags ask for, as config objects."""
+    from madspy.programs.config import AdversaryConfig, DefenseConfig
+
+    return {
+        "adversary": AdversaryConfig.parse(args.adversary) if args.adversary else None,
+        "defenses": DefenseConfig.all(args.defenses == "on") if args.defenses else None,
+    }
+
+
 def add_eval(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "eval",
@@ -63,6 +89,7 @@ def add_eval(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--split", help="data split (default: the task's)")
     p.add_argument("--max-tokens", type=int, help="completion tokens per call (default: the program's)")
     p.add_argument("--no-cache", action="store_true", help="do not reuse cached LM replies")
+    add_robustness_options(p)
     p.add_argument(
         "--sc-matched-k",
         type=int,
@@ -190,6 +217,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         cache=not args.no_cache,
         sc_matched_k=args.sc_matched_k,
         api_base=args.api_base,
+        **robustness(args),
     )
     err = Console(stderr=True)
     if ev.skipped:

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from madspy.cli.evaluate import add_robustness_options, robustness
 from madspy.cli.options import put, set_changes
 from madspy.core.errors import InputError
 
@@ -114,6 +115,7 @@ def add_run(sub: argparse._SubParsersAction) -> None:
         metavar="KEY=VALUE",
         help="any config field by dotted path, value as JSON (e.g. --set stop.agreement_gate=0.9)",
     )
+    add_robustness_options(p)
     p.add_argument("--run-budget", type=int, help="with --file: token budget for the whole file")
     p.add_argument("--transcript", type=Path, help="write the transcript JSON here (a folder with --file)")
     p.add_argument("--show", action="store_true", help="print the whole debate")
@@ -141,6 +143,11 @@ def _debate(args: argparse.Namespace):
         changes["agents"] = [a.model_dump() for a in DebateConfig.default_agents(args.agents)]
     if args.program and args.preset:
         raise InputError("give --program or --preset, not both")
+    wanted = robustness(args)
+    if wanted["adversary"] is not None:
+        changes["adversaries"] = wanted["adversary"].model_dump()
+    if wanted["defenses"] is not None:
+        changes["defenses"] = wanted["defenses"].model_dump()
     models = [m.strip() for m in (args.agent_models or "").split(",") if m.strip()]
     if args.program:
         debate = load_program(args.program, **changes)

@@ -56,7 +56,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.exceptions import HTTPException
 
-from madspy.core.errors import DebateTimeout, InputError, MadspyError, ServeError, UnknownProgram
+from madspy.core.errors import DebateTimeout, MadspyError, ServeError, UnknownProgram
 from madspy.core.models import check_question
 from madspy.programs.artifact import load_program
 from madspy.programs.debate import Debate
@@ -132,16 +132,6 @@ class DebateResponse(BaseModel):
 
 
 # -- the debate behind a request -------------------------------------------------
-
-
-def fork(base: Debate, **changes: Any) -> Debate:
-    """A new ``Debate`` with ``base``'s role instructions and demos and its config updated by ``changes``."""
-    debate = Debate(base.config.updated(**changes), normalize=base.normalize)
-    source = dict(base.named_predictors())
-    for name, predictor in debate.named_predictors():
-        predictor.signature, predictor.demos = source[name].signature, list(source[name].demos)
-    debate.manifest = base.manifest
-    return debate
 
 
 # -- ASGI middleware -------------------------------------------------------------
@@ -283,10 +273,7 @@ class _Service:
         if budget is not None:
             changes["budget_tokens"] = budget
         changes["budget_s"] = min(filter(None, (req.budget_s, base.config.budget_s, self.settings.timeout_s)))
-        try:
-            debate = fork(base, **changes)
-        except ValidationError as e:
-            raise InputError(f"invalid debate settings: {e.errors()[0]['msg']}") from None
+        debate = base.fork(**changes)  # a setting out of range is a ConfigError: 400, naming the field
         question = req.question
         for model in debate.config.models():
             question = check_question(question, model, debate.config.max_tokens)
