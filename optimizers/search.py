@@ -67,7 +67,7 @@ def sample_config(trial: optuna.Trial, model: str, **fixed: Any) -> DebateConfig
             stop={
                 "agreement_gate": trial.suggest_categorical("agreement_gate", [None, 0.7, 0.85, 0.95]),
                 "stable_rounds": trial.suggest_int("stable_rounds", 0, 2),
-                **_decisive_gates(trial),
+                **_decisive_gates(trial, [None, 0.6, 0.67, 1.0]),
             },
             echo={"reaction": trial.suggest_categorical("echo_reaction", ["none", "devils_advocate", "stop"])},
         )
@@ -75,26 +75,31 @@ def sample_config(trial: optuna.Trial, model: str, **fixed: Any) -> DebateConfig
     )
 
 
-def _decisive_gates(trial: optuna.Trial) -> dict[str, Any]:
+def _decisive_gates(trial: optuna.Trial, shares: list[float | None]) -> dict[str, Any]:
     return {
-        "decisive_share": trial.suggest_categorical("decisive_share", [None, 0.6, 0.67, 1.0]),
+        "decisive_share": trial.suggest_categorical("decisive_share", shares),
         "decisive_confidence": trial.suggest_categorical("decisive_confidence", [0.0, 0.5, 0.8]),
     }
 
 
 def sample_efficient(trial: optuna.Trial, model: str, **fixed: Any) -> DebateConfig:
-    """One trial of the efficient debate's knobs (``madspy search --space efficient``): how many agents and
-    rounds, when round 0 is decisive enough to stop, whether and how the critic reviews, what revisers read."""
-    agents = trial.suggest_int("agents", 3, 5)
-    base = preset("debate", model=model, agents=[a.model_dump() for a in DebateConfig.default_agents(agents)])
+    """One trial of the efficient debate's knobs (``madspy search --space efficient``): when round 0 is decisive
+    enough to stop, whether and how the critic reviews, what revisers read, and how hot the debaters sample.
+
+    The debate stays the ``debate`` preset's shape (3 agents, at most one round of debate), so every
+    trial costs about what the default does and a small study compares like with like.
+    """
+    temperature = trial.suggest_categorical("temperature", ["0.7-0.9", "1.0"])
+    base = preset("debate", model=model)
+    agents = [a.model_dump() | ({"temperature": 1.0} if temperature == "1.0" else {}) for a in base.agents]
     return base.updated(
-        rounds=trial.suggest_int("rounds", 2, 3),
+        agents=agents,
         memory=trial.suggest_categorical("memory", ["digest", "previous"]),
         critic={
             "enabled": trial.suggest_categorical("critic", [True, False]),
             "per_answer": trial.suggest_categorical("critic_per_answer", [True, False]),
         },
-        stop=_decisive_gates(trial),
+        stop=_decisive_gates(trial, [0.67, 1.0]),
     ).updated(**fixed)
 
 

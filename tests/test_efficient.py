@@ -5,7 +5,7 @@ from __future__ import annotations
 import optuna
 from scripts import by_agent
 
-from madspy.optimizers.search import sample_config
+from madspy.optimizers.search import sample_config, sample_efficient
 from madspy.programs import Debate
 from madspy.programs.presets import preset
 from madspy.testing import calls_of
@@ -94,3 +94,23 @@ def test_the_gates_and_mechanisms_are_searchable_config_fields():
     config = sample_config(trial, "openai/m")
     assert (config.stop.decisive_share, config.stop.decisive_confidence) == (0.67, 0.5)
     assert config.critic.per_answer and config.memory == "digest"
+    efficient = sample_efficient(
+        optuna.trial.FixedTrial(
+            {
+                "temperature": "1.0",
+                "memory": "previous",
+                "critic": False,
+                "critic_per_answer": False,
+                "decisive_share": 0.67,
+                "decisive_confidence": 0.8,
+            }
+        ),
+        "openai/m",
+    )
+    assert (efficient.stop.decisive_share, efficient.stop.decisive_confidence, efficient.memory) == (
+        0.67,
+        0.8,
+        "previous",
+    )
+    assert not efficient.critic.enabled and {a.temperature for a in efficient.agents} == {1.0}
+    assert efficient.rounds == preset("debate").rounds
