@@ -15,6 +15,7 @@ Example:
 from __future__ import annotations
 
 import os
+import unicodedata
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -27,6 +28,8 @@ DEFAULT_MODEL = "local/smollm2-135m"
 COMMON_PREFIXES = ("local/", "openai/", "anthropic/", "ollama_chat/", "ollama/", "hosted_vllm/", "gemini/", "groq/")
 # Room left in the context for the role instructions, peers' answers and the reply.
 PROMPT_RESERVE_TOKENS = 1024
+# A question, in characters, whatever the model's context: every role reads it, so it is paid many times over.
+MAX_QUESTION_CHARS = 20_000
 
 
 def provider_of(model: str) -> str:
@@ -140,10 +143,27 @@ def count_tokens(model: str, text: str) -> int:
 
 
 def check_question(question: str, model: str, max_tokens: int) -> str:
-    """Return the stripped question, or raise ``InputError`` saying what is wrong."""
+    r"""Return the stripped question, or raise ``InputError`` saying what is wrong.
+
+    >>> check_question("  What is 2+2?\n", "openai/gpt-4o-mini", 64)
+    'What is 2+2?'
+    >>> check_question("What is\x00 2+2?", "openai/gpt-4o-mini", 64)
+    Traceback (most recent call last):
+    ...
+    madspy.core.errors.InputError: the question holds a control character (U+0000 at position 7); remove it
+    """
     if not isinstance(question, str) or not question.strip():
         raise InputError("the question is empty")
     question = question.strip()
+    if len(question) > MAX_QUESTION_CHARS:
+        raise InputError(f"the question is {len(question)} characters; madspy takes at most {MAX_QUESTION_CHARS}")
+    control = next(
+        (i for i, ch in enumerate(question) if unicodedata.category(ch) == "Cc" and ch not in "\t\n\r"), None
+    )
+    if control is not None:
+        raise InputError(
+            f"the question holds a control character (U+{ord(question[control]):04X} at position {control}); remove it"
+        )
     limit = context_limit(model)
     if limit is None:
         return question

@@ -195,13 +195,7 @@ def search(
         raise SearchError(f"unknown search space {space!r}; choose one of {', '.join(SPACES)}")
     trainset, devset = split_data(task, train, dev, seed, data_dir)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    the_study = optuna.create_study(
-        study_name=study,
-        storage=storage,
-        load_if_exists=True,
-        directions=["maximize", "minimize"],
-        sampler=optuna.samplers.TPESampler(seed=seed + _trial_count(storage, study)),
-    )
+    the_study = _open_study(storage, study, seed)
     made_with = the_study.user_attrs.get("space", space)
     if made_with != space:
         raise SearchError(f"study {study!r} samples the {made_with!r} space; use --space {made_with} or another study")
@@ -237,6 +231,23 @@ def search(
         manifest["dev"] = {"chosen": dev_scores(debate, devset, CompositeMetric(task, gate_demos=False))}
     save_program(debate, out, manifest=manifest)
     return SearchResult(the_study, front, best, manifest)
+
+
+def _open_study(storage: str, study: str, seed: int) -> optuna.Study:
+    """The study in ``storage`` (made if new); a storage that is not an Optuna database is refused by name."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    try:
+        return optuna.create_study(
+            study_name=study,
+            storage=storage,
+            load_if_exists=True,
+            directions=["maximize", "minimize"],
+            sampler=optuna.samplers.TPESampler(seed=seed + _trial_count(storage, study)),
+        )
+    except (SQLAlchemyError, ValueError) as e:  # a corrupt file, an unknown URL, a study with other directions
+        reason = " ".join(str(e).split())[:200]
+        raise SearchError(f"cannot open study {study!r} in {_redacted(storage)}: {reason}") from None
 
 
 def _trial_count(storage: str, study: str) -> int:

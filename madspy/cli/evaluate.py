@@ -137,11 +137,19 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bench", help="benchmarks of madspy itself")
     p.add_argument(
         "what",
-        choices=["engine", "local"],
+        choices=["engine", "local", "faults", "serve"],
         help="engine: concurrency efficiency, overhead, throughput (scripted model); "
-        "local: llama.cpp speed and prefix reuse on a local/ model",
+        "local: llama.cpp speed and prefix reuse on a local/ model; "
+        "faults: debates against a model failing some calls; serve: madspy serve under concurrent load",
     )
-    p.add_argument("--latency", type=float, default=0.2, help="engine: seconds each scripted call takes (0.2)")
+    p.add_argument("--latency", type=float, help="engine/serve: seconds each scripted call takes (0.2 / 0.1)")
+    p.add_argument("--debates", type=int, default=200, help="faults: debates to run (default 200)")
+    p.add_argument("--fail-rate", type=float, default=0.3, help="faults: share of calls that fail (default 0.3)")
+    p.add_argument("--retries", type=int, default=0, help="faults: LiteLLM retries per call (default 0)")
+    p.add_argument("--slots", type=int, default=4, help="serve: the server's debate slots (default 4)")
+    p.add_argument("--clients", type=int, help="serve: concurrent clients (default 4x the slots)")
+    p.add_argument("--requests", type=int, help="serve: requests in all (default 16x the slots)")
+    p.add_argument("--timeout", type=float, default=2.0, help="serve: the server's seconds per request (default 2)")
     p.add_argument(
         "--questions",
         type=int,
@@ -291,11 +299,28 @@ def cmd_bench(args: argparse.Namespace) -> int:
             max_tokens=args.max_tokens,
             compare=[m.strip() for m in args.compare.split(",") if m.strip()],
         )
+    elif args.what == "faults":
+        from madspy.bench.faults import fault_benchmark
+
+        result = fault_benchmark(debates=args.debates, fail_rate=args.fail_rate, retries=args.retries)
+    elif args.what == "serve":
+        from madspy.bench.load import load_benchmark
+
+        result = load_benchmark(
+            clients=args.clients or 4 * args.slots,
+            requests=args.requests or 16 * args.slots,
+            slots=args.slots,
+            latency_s=0.1 if args.latency is None else args.latency,
+            timeout_s=args.timeout,
+        )
     else:
         from madspy.bench.engine import engine_benchmark
 
         result = engine_benchmark(
-            latency_s=args.latency, questions=args.questions or 100, concurrency=args.concurrency, repeats=args.repeats
+            latency_s=0.2 if args.latency is None else args.latency,
+            questions=args.questions or 100,
+            concurrency=args.concurrency,
+            repeats=args.repeats,
         )
     if args.json:
         print(json.dumps(result, indent=2))

@@ -163,7 +163,11 @@ def _debate(args: argparse.Namespace):
 def _questions(path: Path) -> Iterator[tuple[int, str]]:
     if not path.is_file():
         raise InputError(f"questions file not found: {path}")
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for n, raw in enumerate(path.read_bytes().splitlines(), 1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise InputError(f"{path}:{n} is not valid UTF-8 (byte {e.start} of the line)") from None
         if not line.strip():
             continue
         try:
@@ -227,7 +231,12 @@ def _run_file(debate: Any, args: argparse.Namespace) -> int:
         bar = progress.add_task("debating", total=len(rows))
         for line_no, question in rows:
             if budget is not None and budget.remaining <= 0:
-                out = {"answer": None, "status": "budget_exhausted", "stop_reason": "run budget spent before this line"}
+                out = {
+                    "answer": None,
+                    "status": "budget_exhausted",
+                    "stop_reason": "budget_exhausted",
+                    "error": "the run's token budget was spent before this line",
+                }
                 print(json.dumps({"line": line_no, **out}), flush=True)
                 progress.advance(bar)
                 continue

@@ -67,6 +67,7 @@ from madspy.server.metrics import Metrics
 from madspy.server.store import TranscriptStore, new_id
 
 API_KEY_ENV = "MADSPY_API_KEY"
+FASTAPI_UNPARSABLE_BODY = "There was an error parsing the body"  # FastAPI's detail when it cannot decode a body
 
 
 @dataclass(frozen=True)
@@ -496,7 +497,10 @@ def create_app(programs: ProgramSource | Mapping[str, ProgramSource], settings: 
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, e: HTTPException) -> JSONResponse:
-        return _error(request, e.status_code, str(e.detail), headers=e.headers)
+        detail = str(e.detail)
+        if e.status_code == 400 and detail == FASTAPI_UNPARSABLE_BODY:  # e.g. bytes that are not UTF-8
+            detail = "the request body is not valid JSON (it must be UTF-8 text)"
+        return _error(request, e.status_code, detail, headers=e.headers)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, e: RequestValidationError) -> JSONResponse:

@@ -1,0 +1,152 @@
+"""Server under load: ``madspy serve`` on loopback with a scripted slow model, hit by concurrent clients.
+
+The server runs in its own process (as ``madspy serve`` would, on a scripted model that sleeps
+``latency_s`` per call), with ``slots`` debate slots and a ``timeout_s`` per request. ``clients``
+threads send ``requests`` debate requests in all; the benchmark counts answers, 429s, 5xx, the
+transcripts it cannot fetch afterwards (every 200 and 504 names one), latency percentiles and the
+server's resident memory, then stops the server.
+
+Example::
+
+    from madspy.bench.load import load_benchmark
+    load_benchmark(clients=16, requests=64, slots=4)  # {'requests': 64, 'ok': ..., 'rejected_429': ..., ...}
+"""
+
+from __future__ import annotations
+
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from madspy.core.errors import BackendError, InputError
+
+API_KEY = "bench-secret"
+# The server process: a scripted slow model behind a default debate, served like `madspy serve` does.
+SERVER = """
+import sys
+from madspy.programs.debate import Debate
+from madspy.programs.presets import preset
+from madspy.server.app import ServeSettings, serve
+from madspy.testing import register_script
+
+port, latency, slots, timeout, db, key = sys.argv[1:]
+reply = {"reasoning_steps": ["17*23=391"], "answer": "391", "confidence": 0.9, "evidence_ref": "none",
+         "issues": [], "verdict": "sound", "final_answer": "391", "verification": "ok", "status": "converged"}
+model = register_script("load", lambda turn: dict(reply), latency_s=float(latency))
+program = Debate(preset("debate-v1", model=model, rounds=2, protocol="majority", cache=False))
+settings = ServeSettings(port=int(port), db=db, max_concurrent=int(slots), timeout_s=float(timeout), api_key=key)
+serve({"debate": program}, settings)
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def rss_mb(pid: int) -> float:
+    """Resident memory of a process, in MB (Linux ``/proc``)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return float("nan")
+
+
+def start_server(port: int, latency_s: float, slots: int, timeout_s: float, db: Path) -> subprocess.Popen:
+    """The server process, once it answers ``/healthz``."""
+    args = [sys.executable, "-c", SERVER, str(port), str(latency_s), str(slots), str(timeout_s), str(db), API_KEY]
+    server = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                return server
+        except httpx.HTTPError:
+            time.sleep(0.1)
+        if server.poll() is not None:
+            break
+    server.kill()
+    raise BackendError("the benchmark's server did not start")
+
+
+def load_benchmark(
+    clients: int = 16, requests: int = 64, slots: int = 4, latency_s: float = 0.1, timeout_s: float = 2.0
+) -> dict[str, Any]:
+    """``requests`` debates from ``clients`` concurrent clients against ``slots`` slots (default 4x the slots)."""
+    if min(clients, requests, slots) < 1 or latency_s < 0 or timeout_s <= 0:
+        raise InputError("--clients, --requests and --slots must be >= 1, --latency >= 0, --timeout > 0")
+    port = _free_port()
+    with tempfile.TemporaryDirectory() as tmp:
+        server = start_server(port, latency_s, slots, timeout_s, Path(tmp) / "transcripts.sqlite3")
+        try:
+            return _measure(server, port, clients, requests, slots, timeout_s)
+        finally:
+            server.send_signal(signal.SIGTERM)
+            try:
+                server.wait(30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+
+
+def _measure(
+    server: subprocess.Popen, port: int, clients: int, requests: int, slots: int, timeout_s: float
+) -> dict[str, Any]:
+    base, headers = f"http://127.0.0.1:{port}", {"Authorization": f"Bearer {API_KEY}"}
+    rss_start = rss_mb(server.pid)
+    codes: list[int] = []
+    latencies: list[float] = []
+    ids: list[str] = []
+    lock, left = threading.Lock(), iter(range(requests))
+
+    def client() -> None:
+        with httpx.Client(base_url=base, headers=headers, timeout=timeout_s + 30) as http:
+            while True:
+                with lock:
+                    i = next(left, None)
+                if i is None:
+                    return
+                started = time.perf_counter()
+                r = http.post("/v1/debate", json={"question": f"What is 17 * 23? ({i})"})
+                body = r.json() if r.headers.get("content-type", "").startswith("application/json") else {}
+                with lock:
+                    codes.append(r.status_code)
+                    latencies.append((time.perf_counter() - started) * 1000)
+                    if body.get("transcript_id"):
+                        ids.append(body["transcript_id"])
+
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    with httpx.Client(base_url=base, headers=headers, timeout=10) as http:
+        deadline = time.monotonic() + timeout_s + 30  # timed-out debates finish their step and are stored
+        while http.get("/healthz").json()["running"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        lost = sum(http.get(f"/v1/transcripts/{tid}").status_code != 200 for tid in ids)
+    ordered = sorted(latencies)
+    return {
+        "requests": requests,
+        "clients": clients,
+        "slots": slots,
+        "ok": codes.count(200),
+        "rejected_429": codes.count(429),
+        "errors_5xx": sum(500 <= c < 600 for c in codes),
+        "of_which_timeouts_504": codes.count(504),
+        "other": sum(c not in (200, 429) and not 500 <= c < 600 for c in codes),
+        "lost_transcripts": lost,
+        "p50_ms": round(statistics.median(ordered), 1),
+        "p99_ms": round(ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))], 1),
+        "rss_mb_start": rss_start,
+        "rss_mb_end": rss_mb(server.pid),
+    }
