@@ -2,9 +2,11 @@
 
 The server runs in its own process (as ``madspy serve`` would, on a scripted model that sleeps
 ``latency_s`` per call), with ``slots`` debate slots and a ``timeout_s`` per request. ``clients``
-threads send ``requests`` debate requests in all; the benchmark counts answers, 429s, 5xx, the
-transcripts it cannot fetch afterwards (every 200 and 504 names one), latency percentiles and the
-server's resident memory, then stops the server.
+threads send ``requests`` debate requests in all, each retried after the server's ``Retry-After``
+when it answers 429 (at most ``attempts`` times, as a well-behaved client would); the benchmark
+counts answers, 429s, 5xx, requests that gave up, the transcripts it cannot fetch afterwards (every
+200 and 504 names one), latency percentiles of the answered requests (their retries included) and
+the server's resident memory, then stops the server.
 
 Example::
 
@@ -80,7 +82,12 @@ def start_server(port: int, latency_s: float, slots: int, timeout_s: float, db: 
 
 
 def load_benchmark(
-    clients: int = 16, requests: int = 64, slots: int = 4, latency_s: float = 0.1, timeout_s: float = 2.0
+    clients: int = 16,
+    requests: int = 64,
+    slots: int = 4,
+    latency_s: float = 0.1,
+    timeout_s: float = 2.0,
+    attempts: int = 10,
 ) -> dict[str, Any]:
     """``requests`` debates from ``clients`` concurrent clients against ``slots`` slots (default 4x the slots)."""
     if min(clients, requests, slots) < 1 or latency_s < 0 or timeout_s <= 0:
@@ -89,7 +96,7 @@ def load_benchmark(
     with tempfile.TemporaryDirectory() as tmp:
         server = start_server(port, latency_s, slots, timeout_s, Path(tmp) / "transcripts.sqlite3")
         try:
-            return _measure(server, port, clients, requests, slots, timeout_s)
+            return _measure(server, port, clients, requests, slots, timeout_s, attempts)
         finally:
             server.send_signal(signal.SIGTERM)
             try:
@@ -99,12 +106,13 @@ def load_benchmark(
 
 
 def _measure(
-    server: subprocess.Popen, port: int, clients: int, requests: int, slots: int, timeout_s: float
+    server: subprocess.Popen, port: int, clients: int, requests: int, slots: int, timeout_s: float, attempts: int
 ) -> dict[str, Any]:
     base, headers = f"http://127.0.0.1:{port}", {"Authorization": f"Bearer {API_KEY}"}
     rss_start = rss_mb(server.pid)
-    codes: list[int] = []
-    latencies: list[float] = []
+    codes: list[int] = []  # every response, 429s included
+    latencies: list[float] = []  # per answered request, from its first attempt to its last response
+    gave_up: list[int] = []
     ids: list[str] = []
     lock, left = threading.Lock(), iter(range(requests))
 
@@ -116,11 +124,18 @@ def _measure(
                 if i is None:
                     return
                 started = time.perf_counter()
-                r = http.post("/v1/debate", json={"question": f"What is 17 * 23? ({i})"})
+                for _ in range(attempts):
+                    r = http.post("/v1/debate", json={"question": f"What is 17 * 23? ({i})"})
+                    with lock:
+                        codes.append(r.status_code)
+                    if r.status_code != 429:
+                        break
+                    time.sleep(min(5.0, float(r.headers.get("retry-after") or 1)))
                 body = r.json() if r.headers.get("content-type", "").startswith("application/json") else {}
                 with lock:
-                    codes.append(r.status_code)
-                    latencies.append((time.perf_counter() - started) * 1000)
+                    (gave_up if r.status_code == 429 else latencies).append(
+                        i if r.status_code == 429 else (time.perf_counter() - started) * 1000
+                    )
                     if body.get("transcript_id"):
                         ids.append(body["transcript_id"])
 
@@ -134,7 +149,7 @@ def _measure(
         while http.get("/healthz").json()["running"] and time.monotonic() < deadline:
             time.sleep(0.05)
         lost = sum(http.get(f"/v1/transcripts/{tid}").status_code != 200 for tid in ids)
-    ordered = sorted(latencies)
+    ordered = sorted(latencies) or [float("nan")]
     return {
         "requests": requests,
         "clients": clients,
@@ -144,6 +159,7 @@ def _measure(
         "errors_5xx": sum(500 <= c < 600 for c in codes),
         "of_which_timeouts_504": codes.count(504),
         "other": sum(c not in (200, 429) and not 500 <= c < 600 for c in codes),
+        "gave_up": len(gave_up),
         "lost_transcripts": lost,
         "p50_ms": round(statistics.median(ordered), 1),
         "p99_ms": round(ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))], 1),

@@ -306,7 +306,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     elif args.what == "serve":
         from madspy.bench.load import load_benchmark
 
-        result = load_benchmark(
+        result = load_benchmark(  # clients retry a 429 after Retry-After, as well-behaved ones do
             clients=args.clients or 4 * args.slots,
             requests=args.requests or 16 * args.slots,
             slots=args.slots,
