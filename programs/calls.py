@@ -35,7 +35,6 @@ from pydantic_core import to_jsonable_python
 from madspy.programs.transcript import Call
 from madspy.signatures import Role
 
-INPUT_PREVIEW_CHARS = 400
 UNIT_INTERVAL_FIELDS = ("confidence", "relevance", "agreement")
 
 
@@ -58,11 +57,6 @@ class Job:
 class Outcome:
     call: Call
     prediction: dspy.Prediction | None
-
-
-def _preview(value: Any) -> str:
-    text = "\n".join(map(str, value)) if isinstance(value, list) else str(value)
-    return text if len(text) <= INPUT_PREVIEW_CHARS else text[: INPUT_PREVIEW_CHARS - 1] + "…"
 
 
 def _clamp_unit(value: Any) -> float:
@@ -140,7 +134,7 @@ def _run(job: Job, t0: float) -> Outcome:
             round=job.round,
             error=NOT_STARTED,
             attempts=0,
-            inputs={k: _preview(v) for k, v in job.inputs.items()},
+            inputs=to_jsonable_python(job.inputs),
             started_s=round(started - t0, 4),
         )
         return Outcome(call, None)
@@ -169,7 +163,7 @@ def _run(job: Job, t0: float) -> Outcome:
         role=job.role,
         agent=job.agent,
         round=job.round,
-        inputs={k: _preview(v) for k, v in job.inputs.items()},
+        inputs=to_jsonable_python(job.inputs),
         output=output,
         error=error,
         attempts=attempts,

@@ -110,12 +110,12 @@ class Event(BaseModel):
 
 
 class Call(BaseModel):
-    """One LM call of one role: its inputs in short, its output, cost and timing."""
+    """One LM call of one role: its inputs (whole: role datasets are built from them), its output, cost and timing."""
 
     role: Role
     agent: int | None = None
     round: int
-    inputs: dict[str, str] = Field(default_factory=dict)
+    inputs: dict[str, Any] = Field(default_factory=dict)
     output: dict[str, Any] | None = None
     error: str | None = None
     attempts: int = 1
