@@ -33,7 +33,13 @@ def test_a_real_debate_on_the_embedded_model_has_the_full_structure(temperature)
     assert result.stop_reason in {"max_rounds", "all_agents_failed"}
     assert [r.index for r in t.rounds] == ([0, 1] if result.stop_reason == "max_rounds" else list(range(len(t.rounds))))
     roles = [c.role for c in t.calls()]
-    assert roles.count("proposer") == 2 and roles.count("reviser") == 2 * (len(t.rounds) - 1)
+    # Each agent answers once a round: it proposes until one of its answers succeeds, then revises.
+    for agent in (0, 1):
+        answered = False
+        for r in t.rounds:
+            mine = [c for c in r.calls if c.agent == agent and c.role in ("proposer", "reviser")]
+            assert [c.role for c in mine] == ["reviser" if answered else "proposer"]
+            answered = answered or mine[0].ok
     if len(t.rounds) == 2:  # the critic attacks each of round 0's proposals before the agents revise
         first = t.rounds[0].calls
         assert [c.role for c in first] == ["proposer"] * 2 + ["critic"] * sum(c.ok for c in first[:2])
