@@ -16,6 +16,7 @@ import functools
 import inspect
 import os
 import random
+import re
 import string
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -259,9 +260,14 @@ def _with_options(question: str, options: Sequence[str]) -> str:
 # Row converters: raw dataset row -> Example fields (see Task.to_fields).
 
 
+_CALCULATOR = re.compile(r"<<[^>]*>>")  # GSM8K's calculator annotations, e.g. <<48/2=24>>
+
+
 def _gsm8k_fields(row: Row) -> Row:
-    _, marker, gold = row["answer"].rpartition("####")
-    return {"question": row["question"], "answer": gold if marker else None}
+    """The question, the number after ``####`` and the worked solution before it (a gold rationale)."""
+    rationale, marker, gold = row["answer"].rpartition("####")
+    steps = [line.strip() for line in _CALCULATOR.sub("", rationale).splitlines() if line.strip()]
+    return {"question": row["question"], "answer": gold if marker else None, "rationale": steps}
 
 
 def _lettered_fields(row: Row) -> Row | None:
@@ -284,8 +290,12 @@ def _mmlu_fields(row: Row) -> Row | None:
 
 
 def _strategyqa_fields(row: Row) -> Row:
-    """Local rows have id and "Yes"/"No"; Hub rows have qid and a bool."""
-    return {"id": row.get("id") or row.get("qid"), "question": row["question"], "answer": str(row["answer"])}
+    """Local rows have id and "Yes"/"No" (and an explanation: a gold rationale); Hub rows have qid and a bool."""
+    fields = {"id": row.get("id") or row.get("qid"), "question": row["question"], "answer": str(row["answer"])}
+    facts = row.get("explanation") or row.get("facts")
+    if facts:
+        fields["rationale"] = [facts] if isinstance(facts, str) else list(facts)
+    return fields
 
 
 def _boolq_fields(row: Row) -> Row:
@@ -294,7 +304,8 @@ def _boolq_fields(row: Row) -> Row:
 
 
 def _math500_fields(row: Row) -> Row:
-    return {"question": row["problem"], "answer": last_boxed(row["solution"])}
+    steps = [p.strip() for p in row["solution"].split("\n\n") if p.strip()]
+    return {"question": row["problem"], "answer": last_boxed(row["solution"]), "rationale": steps}
 
 
 def _bbh_fields(row: Row) -> Row:

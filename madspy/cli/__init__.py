@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from pydantic import ValidationError
 
-from madspy.cli.compile import add_compile, add_search
+from madspy.cli.compile import add_compile, add_roles, add_search
 from madspy.cli.evaluate import add_bench, add_compare, add_eval, add_redecide, add_summary
 from madspy.cli.options import flag_of
 from madspy.cli.run import add_run
@@ -40,6 +40,7 @@ COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_bench,
     add_serve,
     add_compile,
+    add_roles,
     add_search,
     add_ab,
     add_port,

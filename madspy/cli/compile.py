@@ -76,7 +76,28 @@ def add_compile(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--budget-tokens", type=int, help="tokens per question above which the cost term grows")
     p.add_argument("--reflection-model", help="prompt/reflection model of mipro, gepa, simba (default --model)")
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation on a terminal")
+    p.add_argument(
+        "--roles",
+        help="compile only these roles (comma-separated: proposer,reviser,critic,resolver,mask,referee), each on "
+        "its own recorded calls in --role-data (madspy roles); the other roles stay as written",
+    )
+    p.add_argument("--role-data", type=Path, help="folder of role datasets written by madspy roles (with --roles)")
     p.set_defaults(handler=cmd_compile)
+
+
+def add_roles(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("roles", help="role datasets: every recorded call of eval folders, labelled by the gold answer")
+    p.add_argument("eval_dirs", nargs="+", type=Path, help="eval folders (madspy eval --split train --out ...)")
+    p.add_argument("--out", type=Path, required=True, help="folder to write <role>.jsonl into")
+    p.set_defaults(handler=cmd_roles)
+
+
+def cmd_roles(args: argparse.Namespace) -> int:
+    from madspy.role_datasets import export_role_datasets
+
+    counts = export_role_datasets(args.eval_dirs, args.out)
+    print(", ".join(f"{role}: {n}" for role, n in counts.items()) + f" examples written to {args.out}")
+    return 0
 
 
 def add_search(sub: argparse._SubParsersAction) -> None:
@@ -123,6 +144,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
         return 0
     if args.optimizer is None:
         raise CompileError("give --optimizer (or --handwritten)")
+    if args.roles or args.role_data:
+        return _compile_roles(args, config, Weights.parse(args.weights))
     plan = plan_compile(args.optimizer, config, args.train, args.dev)
     if plan.calls <= args.max_calls:  # above it, compile_program refuses with the estimate
         print(plan.describe(), file=sys.stderr)
@@ -144,6 +167,31 @@ def cmd_compile(args: argparse.Namespace) -> int:
         out=args.out,
     )
     print(json.dumps({"out": str(args.out), "wall_s": result.wall_s, "dev": result.dev}, indent=2))
+    return 0
+
+
+def _compile_roles(args: argparse.Namespace, config: Any, weights: Any) -> int:
+    from madspy.optimizers.compile import CompileError
+    from madspy.optimizers.role_compile import compile_program_roles
+
+    if not (args.roles and args.role_data):
+        raise CompileError("--roles and --role-data go together (build the data with madspy roles)")
+    result = compile_program_roles(
+        args.task,
+        args.model,
+        args.optimizer,
+        args.role_data,
+        roles=[r.strip() for r in args.roles.split(",") if r.strip()],
+        dev=args.dev,
+        seed=args.seed,
+        config=config,
+        weights=weights,
+        reflection_model=args.reflection_model,
+        data_dir=args.data_dir,
+        out=args.out,
+    )
+    summary = {"out": str(args.out), "wall_s": result.wall_s, "roles": result.manifest["roles"], "dev": result.dev}
+    print(json.dumps(summary, indent=2))
     return 0
 
 
