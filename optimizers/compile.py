@@ -33,8 +33,10 @@ from madspy.core.errors import CompileError
 from madspy.core.models import make_lm
 from madspy.data import Task, get_task
 from madspy.optimizers.composite import CompositeMetric, Terms, Weights
+from madspy.optimizers.metrics import brier, ece
 from madspy.optimizers.specs import SPECS, spec_of
 from madspy.programs.artifact import save_program
+from madspy.programs.calibration import Calibrator
 from madspy.programs.config import DebateConfig
 from madspy.programs.debate import Debate
 from madspy.programs.memory import MASKED
@@ -150,9 +152,23 @@ def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def dev_scores(debate: Debate, devset: list[dspy.Example], metric: CompositeMetric) -> dict[str, Any]:
-    """Mean composite score and its terms over ``devset`` (critic over questions with critic calls)."""
-    terms: list[Terms] = [metric.terms(e, debate(**e.inputs())) for e in devset]
+def dev_scores(
+    debate: Debate,
+    devset: list[dspy.Example],
+    metric: CompositeMetric,
+    outcomes: list[tuple[float, float, bool]] | None = None,
+) -> dict[str, Any]:
+    """Mean composite score and its terms over ``devset`` (critic over questions with critic calls).
+
+    ``outcomes``, when given, receives each answered debate's (raw confidence, vote share, right):
+    what a calibrator is fitted on."""
+    preds = [debate(**e.inputs()) for e in devset]
+    terms: list[Terms] = [metric.terms(e, p) for e, p in zip(devset, preds, strict=True)]
+    if outcomes is not None:
+        for e, p in zip(devset, preds, strict=True):
+            decision = p.transcript.decision
+            if decision is not None and decision.answer is not None:
+                outcomes.append((decision.confidence, decision.vote_share or 0.0, metric.correct(p.answer, e.answer)))
     critic = [t.critic for t in terms if t.critic is not None]
     return {
         "n": len(terms),
@@ -161,6 +177,28 @@ def dev_scores(debate: Debate, devset: list[dspy.Example], metric: CompositeMetr
         "critic_quality": _mean(critic),
         "calibration": _mean([t.calibration for t in terms]),
         "tokens": _mean([float(t.tokens) for t in terms]),
+    }
+
+
+def fit_calibrator(outcomes: list[tuple[float, float, bool]]) -> tuple[Calibrator | None, dict[str, Any]]:
+    """A calibrator fitted on dev outcomes and its dev ECE/Brier before and after (in-sample), or None and why."""
+    try:
+        calibrator = Calibrator.fit(outcomes)
+    except ValueError as e:
+        return None, {"fitted": False, "reason": str(e), "n": len(outcomes)}
+    correct = [c for *_, c in outcomes]
+    raw = [conf for conf, _, _ in outcomes]
+    calibrated = [calibrator(conf, share) for conf, share, _ in outcomes]
+    return calibrator, {
+        "fitted": True,
+        "n": len(outcomes),
+        "in_sample": True,
+        "ece_10_before": ece(raw, correct, 10),
+        "ece_10_after": ece(calibrated, correct, 10),
+        "ece_5_before": ece(raw, correct, 5),
+        "ece_5_after": ece(calibrated, correct, 5),
+        "brier_before": brier(raw, correct),
+        "brier_after": brier(calibrated, correct),
     }
 
 
@@ -190,8 +228,12 @@ def compile_program(
     max_calls: int = DEFAULT_MAX_CALLS,
     settings: dict[str, Any] | None = None,
     out: str | Path | None = None,
+    calibrate: bool = False,
 ) -> Compiled:
     """Compile every role of one ``Debate`` on ``train`` questions; score it and the hand-written one on ``dev``.
+
+    With ``calibrate``, a confidence calibrator (``programs.calibration``) is fitted on the
+    compiled program's dev debates and saved in its config.
 
     ``config`` defaults to the ``debate`` preset on ``model``. Refuses (``CompileError``)
     when the estimated LM calls exceed ``max_calls``. With ``out``, writes the
@@ -232,11 +274,13 @@ def compile_program(
         compiled = spec.compile(teleprompter, Debate(serial, normalize=task.normalize), trainset, seed, plan.settings)
         for predictor in compiled.predictors():
             predictor.lm = None  # SIMBA pins sampling LMs on predictors; the debate routes LMs per role
+        outcomes: list[tuple[float, float, bool]] = []
         scores = {
-            "compiled": dev_scores(compiled, devset, metric),
+            "compiled": dev_scores(compiled, devset, metric, outcomes),
             "handwritten": dev_scores(handwritten, devset, metric),
         }
-    compiled.config = config
+    calibrator, calibration = fit_calibrator(outcomes) if calibrate else (None, None)
+    compiled.config = config.updated(calibrator=calibrator)
     wall_s = round(time.perf_counter() - started, 1)
     manifest = {
         "task": task.name,
@@ -257,6 +301,7 @@ def compile_program(
             "dev_ids": [e.id for e in devset],
         },
         "dev": scores,
+        "calibration": calibration,
         "estimated_calls": plan.calls,
         "wall_s": wall_s,
     }

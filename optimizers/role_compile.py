@@ -33,7 +33,15 @@ import dspy
 from madspy.core.errors import CompileError
 from madspy.core.models import make_lm
 from madspy.data import Task, get_task
-from madspy.optimizers.compile import Compiled, CompilePlan, base_config, calls_per_debate, dev_scores, split_data
+from madspy.optimizers.compile import (
+    Compiled,
+    CompilePlan,
+    base_config,
+    calls_per_debate,
+    dev_scores,
+    fit_calibrator,
+    split_data,
+)
 from madspy.optimizers.composite import CompositeMetric, Weights
 from madspy.optimizers.role_data import RoleExample, load_role_dataset
 from madspy.optimizers.role_metrics import RoleMetric
@@ -215,11 +223,13 @@ def compile_program_roles(
     data_dir: str | Path | None = None,
     settings: dict[str, Any] | None = None,
     out: str | Path | None = None,
+    calibrate: bool = False,
 ) -> Compiled:
     """Compile the ``roles`` named on their datasets in ``role_data``; score the program and its twin on ``dev``.
 
     Dev questions are drawn from the compile split, leaving out every question the role data
     were recorded on. With ``out``, writes the artifact with each role's report in its manifest.
+    With ``calibrate``, a confidence calibrator is fitted on the compiled program's dev debates.
 
     Example::
 
@@ -250,10 +260,13 @@ def compile_program_roles(
         compiled, reports = compile_roles(
             handwritten, datasets, task, optimizer, roles=roles, seed=seed, settings=settings, prompt_lm=prompt_lm
         )
+        outcomes: list[tuple[float, float, bool]] = []
         scores = {
-            "compiled": dev_scores(compiled, devset, metric),
+            "compiled": dev_scores(compiled, devset, metric, outcomes),
             "handwritten": dev_scores(handwritten, devset, metric),
         }
+    calibrator, calibration = fit_calibrator(outcomes) if calibrate else (None, None)
+    compiled.config = compiled.config.updated(calibrator=calibrator)
     wall_s = round(time.perf_counter() - started, 1)
     manifest = {
         "task": task.name,
@@ -269,6 +282,7 @@ def compile_program_roles(
         "data": {"role_data": str(role_data), "dev": len(devset), "dev_ids": [e.id for e in devset], "seed": seed},
         "roles": {name: report.as_dict() for name, report in reports.items()},
         "dev": scores,
+        "calibration": calibration,
         "wall_s": wall_s,
     }
     if out is not None:

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from madspy.core.errors import ConfigError
 from madspy.core.models import DEFAULT_MODEL
+from madspy.programs.calibration import Calibrator
 from madspy.programs.flips import EchoReaction
 from madspy.programs.memory import MemoryPolicy
 from madspy.programs.protocols import DEFAULT_FOR_TASK_KIND, ProtocolName, TaskKind
@@ -230,6 +231,9 @@ class DebateConfig(_Strict):
     timeout_s: float = Field(120.0, gt=0)
     num_retries: int = Field(3, ge=0, description="LiteLLM retries with backoff on timeouts, 429 and 5xx")
     cache: bool = True
+    calibrator: Calibrator | None = Field(
+        None, description="fitted by compile (--calibrate): the confidence reported is calibrated, the raw one kept"
+    )
 
     @model_validator(mode="after")
     def _check(self) -> DebateConfig:

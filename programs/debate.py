@@ -32,6 +32,7 @@ import dspy
 from madspy.core.models import adapter_for, check_question, make_lm, one_call_at_a_time
 from madspy.programs.answers import clean_answer, echoes_tally, format_tally, normalize_answer
 from madspy.programs.budget import RunBudget
+from madspy.programs.calibration import vote_share
 from madspy.programs.calls import Job, Outcome, run_jobs
 from madspy.programs.config import DebateConfig
 from madspy.programs.credit import CreditLedger
@@ -680,6 +681,11 @@ class _Run:
                 protocol=self.cfg.decision_protocol, answer=None, confidence=0.0, tally={}, note="no agent answered"
             )
         )
+        if decision.answer is not None:
+            key = next((v.key for v in votes if v.answer == decision.answer), None)
+            share = vote_share(tally(votes), key)
+            calibrated = self.cfg.calibrator(decision.confidence, share) if self.cfg.calibrator else None
+            decision = decision.model_copy(update={"vote_share": share, "calibrated_confidence": calibrated})
         calls: list[Call] = self.transcript.calls()
         t = self.transcript
         t.decision, t.status, t.stop_reason = decision, _status(stop, votes, decision, calls), stop
@@ -690,7 +696,9 @@ class _Run:
         return dspy.Prediction(
             answer=decision.answer,
             candidates=decision.candidates,
-            confidence=decision.confidence,
+            confidence=decision.confidence
+            if decision.calibrated_confidence is None
+            else decision.calibrated_confidence,
             status=t.status,
             stop_reason=stop,
             usage=t.usage.model_dump(),

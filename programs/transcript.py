@@ -192,6 +192,8 @@ class Decision(BaseModel):
     note: str = ""
     judge_status: str | None = None  # the resolver's own status, when it decided
     candidates: dict[str, float] = Field(default_factory=dict)  # every answer's score, where a protocol scores
+    vote_share: float | None = None  # share of the final votes held by the answer chosen
+    calibrated_confidence: float | None = None  # the program's calibrator applied to confidence (reported)
 
 
 class Transcript(BaseModel):

@@ -81,6 +81,11 @@ def add_compile(sub: argparse._SubParsersAction) -> None:
         help="compile only these roles (comma-separated: proposer,reviser,critic,resolver,mask,referee), each on "
         "its own recorded calls in --role-data (madspy roles); the other roles stay as written",
     )
+    p.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="fit a confidence calibrator (Platt: judge confidence, vote share) on the dev debates and save it",
+    )
     p.add_argument("--role-data", type=Path, help="folder of role datasets written by madspy roles (with --roles)")
     p.set_defaults(handler=cmd_compile)
 
@@ -165,6 +170,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
         data_dir=args.data_dir,
         max_calls=args.max_calls,
         out=args.out,
+        calibrate=args.calibrate,
     )
     print(json.dumps({"out": str(args.out), "wall_s": result.wall_s, "dev": result.dev}, indent=2))
     return 0
@@ -189,6 +195,7 @@ def _compile_roles(args: argparse.Namespace, config: Any, weights: Any) -> int:
         reflection_model=args.reflection_model,
         data_dir=args.data_dir,
         out=args.out,
+        calibrate=args.calibrate,
     )
     summary = {"out": str(args.out), "wall_s": result.wall_s, "roles": result.manifest["roles"], "dev": result.dev}
     print(json.dumps(summary, indent=2))

@@ -1,0 +1,65 @@
+"""The fitted calibrator: lowers ECE on over-confident debates, is saved in the program, calibrates what it reports."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+
+import pytest
+from scripts import proposal
+
+from madspy.cli import main
+from madspy.optimizers.metrics import ece
+from madspy.programs.artifact import load_program
+from madspy.programs.calibration import Calibrator
+from madspy.programs.presets import preset
+from madspy.testing import Turn
+
+PERSONAS = [a.persona for a in preset("debate").agents]
+EXPRESSION = re.compile(r"What is the result of (.*?)\?")
+
+
+def test_platt_scaling_lowers_ece_on_an_over_confident_set():
+    rng = random.Random(0)
+    # Stated 0.9 throughout; right 90% of the time when all agents agree, 20% when they split.
+    outcomes = [(0.9, 1.0, rng.random() < 0.9) for _ in range(60)] + [
+        (0.9, 0.67, rng.random() < 0.2) for _ in range(60)
+    ]
+    calibrator = Calibrator.fit(outcomes)
+    correct = [c for *_, c in outcomes]
+    before = ece([conf for conf, _, _ in outcomes], correct)
+    after = ece([calibrator(conf, share) for conf, share, _ in outcomes], correct)
+    assert before > 0.3 and after < 0.1
+    assert Calibrator.model_validate_json(calibrator.model_dump_json()) == calibrator
+
+
+def test_a_calibrator_needs_right_and_wrong_outcomes():
+    with pytest.raises(ValueError, match="some right and some wrong"):
+        Calibrator.fit([(0.9, 1.0, True)] * 5)
+
+
+def script(turn: Turn):
+    """Every agent right when the gold is a multiple of 3; else agents 1 and 2 agree on gold + 1. Always 0.9 sure."""
+    gold = eval(EXPRESSION.search(turn.inputs["question"]).group(1))
+    if turn.role in ("proposer", "reviser"):
+        wrong = gold % 3 != 0 and PERSONAS.index(turn.inputs["persona"]) != 0
+        return proposal(str(gold + wrong), confidence=0.9)
+    return "unexpected role"
+
+
+def test_compile_fits_a_calibrator_saves_it_and_the_program_reports_calibrated_confidence(scripted, tmp_path):
+    model, out = scripted(script), tmp_path / "calibrated.json"
+    argv = ["compile", "--task", "arithmetic", "--model", model, "--optimizer", "bootstrap", "--protocol", "majority"]
+    assert main([*argv, "--train", "2", "--dev", "24", "--calibrate", "--yes", "--out", str(out)]) == 0
+    manifest = json.loads(out.read_text())["manifest"]["calibration"]
+    assert manifest["fitted"] and manifest["n"] == 24
+    assert manifest["ece_10_after"] < manifest["ece_10_before"]
+    program = load_program(out)
+    assert program.config.calibrator is not None
+    result = program(question="What is the result of 2+4?\n\nAnswer with a single number.")  # all agree: right
+    decision = result.transcript.decision
+    assert decision.confidence == 0.9  # the raw confidence stays in the transcript
+    assert result.confidence == decision.calibrated_confidence == program.config.calibrator(0.9, decision.vote_share)
+    split = program(question="What is the result of 2+5?\n\nAnswer with a single number.")  # a 2-1 split
+    assert split.transcript.decision.vote_share < 1 and split.confidence < result.confidence
