@@ -31,7 +31,7 @@ from typing import Any
 import dspy
 
 from madspy.core.errors import CompileError
-from madspy.core.models import make_lm
+from madspy.core.models import adapter_for, make_lm
 from madspy.data import Task, get_task
 from madspy.optimizers.compile import (
     Compiled,
@@ -256,7 +256,7 @@ def compile_program_roles(
         api_base=None if reflection_model else config.api_base,
     )
     handwritten = Debate(config, normalize=task.normalize)
-    with dspy.context(lm=task_lm):
+    with dspy.context(lm=task_lm, adapter=adapter_for(model)):  # the adapter the debate's calls use
         compiled, reports = compile_roles(
             handwritten, datasets, task, optimizer, roles=roles, seed=seed, settings=settings, prompt_lm=prompt_lm
         )

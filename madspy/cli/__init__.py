@@ -55,6 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # DSPy warns on stderr about every reply cut at max_tokens; the transcript records what failed.
     logging.getLogger("dspy.clients.lm").setLevel(logging.ERROR)
+    # Bootstrapping logs every example whose reply did not parse with the whole reply; the dev scores count them.
+    logging.getLogger("dspy.teleprompt.bootstrap").setLevel(logging.CRITICAL)
     try:
         return args.handler(args)
     except (ConfigError, ValidationError) as e:  # a setting out of range: name the flag, the field and the range
