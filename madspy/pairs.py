@@ -82,13 +82,18 @@ def transcript_pairs(t: Transcript, is_correct: Callable[[str], bool]) -> list[d
     return pairs
 
 
-def export_pairs(eval_dir: str | Path, out: str | Path) -> int:
-    """Write the preference pairs of every transcript of an eval folder to ``out`` (JSONL); returns how many."""
-    eval_dir = Path(eval_dir)
+def eval_folder_task(eval_dir: Path) -> Task:
+    """The task an eval folder was run on (from its settings); refuses a folder that is not one."""
     settings_file = eval_dir / SETTINGS_FILE
     if not settings_file.is_file():
         raise EvalError(f"{eval_dir} is not an eval folder (no {SETTINGS_FILE})")
-    task = task_named(json.loads(settings_file.read_text(encoding="utf-8"))["task"])
+    return task_named(json.loads(settings_file.read_text(encoding="utf-8"))["task"])
+
+
+def export_pairs(eval_dir: str | Path, out: str | Path) -> int:
+    """Write the preference pairs of every transcript of an eval folder to ``out`` (JSONL); returns how many."""
+    eval_dir = Path(eval_dir)
+    task = eval_folder_task(eval_dir)
     count = 0
     with open(out, "w", encoding="utf-8") as f:
         for row in load_rows(eval_dir):

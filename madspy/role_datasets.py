@@ -11,13 +11,12 @@ Example::
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from madspy.evaluation import CORRECT_AT, SETTINGS_FILE, EvalError, load_rows
+from madspy.evaluation import CORRECT_AT, load_rows
 from madspy.optimizers.role_data import RoleExample, role_examples, save_role_datasets
-from madspy.pairs import task_named
+from madspy.pairs import eval_folder_task
 from madspy.programs.transcript import Transcript
 from madspy.signatures import Role
 
@@ -25,10 +24,7 @@ from madspy.signatures import Role
 def eval_role_examples(eval_dir: str | Path) -> list[RoleExample]:
     """The labelled role calls of every transcript in one eval folder."""
     eval_dir = Path(eval_dir)
-    settings_file = eval_dir / SETTINGS_FILE
-    if not settings_file.is_file():
-        raise EvalError(f"{eval_dir} is not an eval folder (no {SETTINGS_FILE})")
-    task = task_named(json.loads(settings_file.read_text(encoding="utf-8"))["task"])
+    task = eval_folder_task(eval_dir)
     found = []
     for row in sorted(load_rows(eval_dir), key=lambda r: (r.program, r.id)):  # the same file on every run
         if not row.transcript or not (eval_dir / row.transcript).is_file():

@@ -45,6 +45,11 @@ def _confidence(pred: Any) -> float:
         return 0.0
 
 
+def _flagged(pred: Any) -> bool:
+    """A critic flagged the proposal: verdict ``flawed`` with at least one issue that names a step."""
+    return pred.get("verdict") == "flawed" and bool(valid_issues(pred))
+
+
 class RoleMetric:
     """The DSPy metric of one role on its role dataset (``optimizers.role_data``)."""
 
@@ -60,7 +65,7 @@ class RoleMetric:
             correct = self.right(pred.get("answer"), example.gold)
             return 0.7 * correct + 0.3 * (1 - (_confidence(pred) - correct) ** 2)
         if self.role == Role.CRITIC:
-            flagged = pred.get("verdict") == "flawed" and bool(valid_issues(pred))
+            flagged = _flagged(pred)
             return float(flagged != bool(example.proposal_correct))
         if self.role == Role.RESOLVER:
             correct = self.right(pred.get("final_answer"), example.gold)
@@ -96,7 +101,7 @@ class RoleMetric:
             verdict = "right" if self.right(answer, gold) else f"wrong; the gold answer is {gold}"
             return f"The {self.role} answered {answer} with confidence {_confidence(pred):.2f}: {verdict}."
         if self.role == Role.CRITIC:
-            flagged = pred.get("verdict") == "flawed" and bool(valid_issues(pred))
+            flagged = _flagged(pred)
             if example.proposal_correct:
                 return (
                     "False alarm: the proposal was right and the critic flagged it."
