@@ -207,7 +207,22 @@ def base_config(model: str, preset_name: str = "debate", **changes: Any) -> Deba
     return preset(preset_name, model=model, **changes)
 
 
-def _task_config(task: Task, model: str, config: DebateConfig | None) -> DebateConfig:
+def compile_lms(model: str, config: DebateConfig, reflection_model: str | None) -> tuple[dspy.LM, dspy.LM]:
+    """The LM the roles run on (temperature 0) and the optimizer's prompt/reflection LM."""
+    task_lm = make_lm(
+        model, temperature=0.0, max_tokens=config.max_tokens, cache=config.cache, api_base=config.api_base
+    )
+    prompt_lm = make_lm(
+        reflection_model or model,
+        temperature=1.0,
+        max_tokens=max(config.max_tokens, 1024),
+        cache=config.cache,
+        api_base=None if reflection_model else config.api_base,
+    )
+    return task_lm, prompt_lm
+
+
+def task_config(task: Task, model: str, config: DebateConfig | None) -> DebateConfig:
     """``config`` (default: the ``debate`` preset on ``model``), deciding by the task's kind if ``auto``."""
     return (config or base_config(model)).for_task_kind(task.task_kind)
 
@@ -244,7 +259,7 @@ def compile_program(
         r = compile_program("arithmetic", "scripted/x", "bootstrap", train=4, dev=4, out="compiled/x.json")
     """
     task = get_task(task) if isinstance(task, str) else task
-    config = _task_config(task, model, config)
+    config = task_config(task, model, config)
     plan = plan_compile(optimizer, config, train, dev, settings)
     if plan.calls > max_calls:
         raise CompileError(
@@ -255,16 +270,7 @@ def compile_program(
     trainset, devset = split_data(task, train, dev, seed, data_dir)
     spec = spec_of(optimizer)
     metric = CompositeMetric(task, weights, budget_tokens, gate_demos=spec.gates_demos)
-    task_lm = make_lm(
-        model, temperature=0.0, max_tokens=config.max_tokens, cache=config.cache, api_base=config.api_base
-    )
-    prompt_lm = make_lm(
-        reflection_model or model,
-        temperature=1.0,
-        max_tokens=max(config.max_tokens, 1024),
-        cache=config.cache,
-        api_base=None if reflection_model else config.api_base,
-    )
+    task_lm, prompt_lm = compile_lms(model, config, reflection_model)
     # One role call at a time: traces (hence demos) arrive in the same order on every run, so a rerun
     # replays the cache. The saved program keeps the configured concurrency.
     serial = config.updated(concurrency=1)
@@ -320,5 +326,5 @@ def save_handwritten(
         save_handwritten("gsm8k", "openai/gpt-4o-mini", "compiled/handwritten-gsm8k.json")
     """
     task = get_task(task) if isinstance(task, str) else task
-    debate = Debate(_task_config(task, model, config), normalize=task.normalize)
+    debate = Debate(task_config(task, model, config), normalize=task.normalize)
     return save_program(debate, out, manifest={"task": task.name, "model": model, "optimizer": {"name": "handwritten"}})

@@ -31,16 +31,17 @@ from typing import Any
 import dspy
 
 from madspy.core.errors import CompileError
-from madspy.core.models import adapter_for, make_lm
+from madspy.core.models import adapter_for
 from madspy.data import Task, get_task
 from madspy.optimizers.compile import (
     Compiled,
     CompilePlan,
-    base_config,
     calls_per_debate,
+    compile_lms,
     dev_scores,
     fit_calibrator,
     split_data,
+    task_config,
 )
 from madspy.optimizers.composite import CompositeMetric, Weights
 from madspy.optimizers.role_data import RoleExample, load_role_dataset
@@ -240,22 +241,13 @@ def compile_program_roles(
     started = time.perf_counter()
     datasets = {role: load_role_dataset(role_data, role) for role in roles_named(roles)}
     seen = {e.question_id for examples in datasets.values() for e in examples}
-    config = (config or base_config(model)).for_task_kind(task.task_kind).updated(concurrency=1)
+    config = task_config(task, model, config)
     _, pool = split_data(task, 1, dev + len(seen), seed, data_dir) if dev else ([], [])
     devset = [e for e in pool if e.id not in seen][:dev]
     spec = spec_of(optimizer)
     metric = CompositeMetric(task, weights, None, gate_demos=spec.gates_demos)
-    task_lm = make_lm(
-        model, temperature=0.0, max_tokens=config.max_tokens, cache=config.cache, api_base=config.api_base
-    )
-    prompt_lm = make_lm(
-        reflection_model or model,
-        temperature=1.0,
-        max_tokens=max(config.max_tokens, 1024),
-        cache=config.cache,
-        api_base=None if reflection_model else config.api_base,
-    )
-    handwritten = Debate(config, normalize=task.normalize)
+    task_lm, prompt_lm = compile_lms(model, config, reflection_model)
+    handwritten = Debate(config.updated(concurrency=1), normalize=task.normalize)  # role calls in turn, as compile
     with dspy.context(lm=task_lm, adapter=adapter_for(model)):  # the adapter the debate's calls use
         compiled, reports = compile_roles(
             handwritten, datasets, task, optimizer, roles=roles, seed=seed, settings=settings, prompt_lm=prompt_lm
@@ -266,7 +258,7 @@ def compile_program_roles(
             "handwritten": dev_scores(handwritten, devset, metric),
         }
     calibrator, calibration = fit_calibrator(outcomes) if calibrate else (None, None)
-    compiled.config = compiled.config.updated(calibrator=calibrator)
+    compiled.config = config.updated(calibrator=calibrator)  # the saved program keeps the configured concurrency
     wall_s = round(time.perf_counter() - started, 1)
     manifest = {
         "task": task.name,
