@@ -11,30 +11,71 @@ Example::
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from madspy.evaluation import CORRECT_AT, load_rows
-from madspy.optimizers.role_data import RoleExample, role_examples, save_role_datasets
+from madspy.core.errors import MadspyError
+from madspy.data import Task
+from madspy.evaluation import CORRECT_AT, SETTINGS_FILE, load_rows
+from madspy.optimizers.role_data import RoleExample, proposal_reviews, role_examples, save_role_datasets
 from madspy.pairs import eval_folder_task
 from madspy.programs.transcript import Transcript
 from madspy.signatures import Role
 
 
-def eval_role_examples(eval_dir: str | Path) -> list[RoleExample]:
-    """The labelled role calls of every transcript in one eval folder."""
+def eval_role_examples(
+    eval_dir: str | Path, every_proposal: bool = False, data_dir: str | Path | None = None
+) -> list[RoleExample]:
+    """The labelled role calls of every transcript in one eval folder.
+
+    With ``every_proposal``, every answer of every debate is a critic example too (``proposal_reviews``),
+    except those a recorded critic call already reviewed with the same inputs.
+    """
     eval_dir = Path(eval_dir)
     task = eval_folder_task(eval_dir)
+    rationales = _rationales(task, eval_dir, data_dir)
     found = []
     for row in sorted(load_rows(eval_dir), key=lambda r: (r.program, r.id)):  # the same file on every run
         if not row.transcript or not (eval_dir / row.transcript).is_file():
             continue
         transcript = Transcript.load(eval_dir / row.transcript)
         right = lambda answer, gold=row.gold: task.score(answer, gold) >= CORRECT_AT  # noqa: E731
-        found += role_examples(transcript, row.id, row.gold, right)
+        recorded = role_examples(transcript, row.id, row.gold, right)
+        if every_proposal:  # each proposal text once per question; a recorded critique of it wins
+            reviewed = {_key(e.inputs) for e in recorded if e.role == Role.CRITIC}
+            for review in proposal_reviews(transcript, row.id, row.gold, right):
+                if _key(review.inputs) not in reviewed:
+                    reviewed.add(_key(review.inputs))
+                    recorded.append(review)
+        found += [e.model_copy(update={"rationale": rationales.get(row.id, [])}) for e in recorded]
     return found
 
 
-def export_role_datasets(eval_dirs: Sequence[str | Path], out: str | Path) -> dict[Role, int]:
-    """Write ``<out>/<role>.jsonl`` from the transcripts of ``eval_dirs``; returns the examples per role."""
-    return save_role_datasets([e for d in eval_dirs for e in eval_role_examples(d)], out)
+def _rationales(task: Task, eval_dir: Path, data_dir: str | Path | None) -> dict[str, list[str]]:
+    """Question id -> the task's gold rationale, for the split the folder was run on (empty if unreadable)."""
+    settings = json.loads((eval_dir / SETTINGS_FILE).read_text(encoding="utf-8"))
+    try:
+        examples = task.load(settings.get("split"), data_dir=data_dir)
+    except MadspyError:  # the data are not here: role examples without rationales
+        return {}
+    return {e.id: list(e.get("rationale") or []) for e in examples}
+
+
+def _key(inputs: dict) -> tuple:
+    return tuple(sorted((k, str(v)) for k, v in inputs.items()))
+
+
+def export_role_datasets(
+    eval_dirs: Sequence[str | Path],
+    out: str | Path,
+    every_proposal: bool = False,
+    data_dir: str | Path | None = None,
+) -> dict[Role, int]:
+    """Write ``<out>/<role>.jsonl`` from the transcripts of ``eval_dirs``; returns the examples per role.
+
+    Each example carries its question's gold rationale where the task has one (read from ``data_dir``,
+    ``MADSPY_DATA_DIR`` or the Hub), what a hindsight teacher and gold-rationale demos use.
+    """
+    examples = [e for d in eval_dirs for e in eval_role_examples(d, every_proposal, data_dir)]
+    return save_role_datasets(examples, out)

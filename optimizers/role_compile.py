@@ -3,12 +3,18 @@
 Whole-program compile scores every candidate by running whole debates. Here a role is
 compiled on its role dataset (``optimizers.role_data``) against its metric
 (``optimizers.role_metrics``): the student is that role's predictor alone, so an example
-costs one call. Demos come from two sources, recorded in the report:
+costs one call. Demos come from these sources, counted in the report:
 
-- ``optimizer``: what the DSPy optimizer bootstrapped (or, for GEPA/SIMBA, its instructions);
+- ``optimizer``: what the DSPy optimizer bootstrapped (or, for GEPA/SIMBA, its instructions); with a
+  ``teacher`` LM the bootstrapping optimizers run their teacher on it (DSPy's ``teacher_settings``);
 - ``recorded``: recorded calls the metric calls good (a right proposal inside a debate that ended
   wrong, a critique that flagged a wrong proposal), used to fill the demo slots left empty, at no
-  LM cost.
+  LM cost;
+- ``hindsight`` (critic): critiques of wrong proposals written by the teacher with the gold answer in
+  view (``optimizers.hindsight``), when the recorded calls hold too few hits; a critic's slots
+  alternate hits and clean passes, so its demos do not teach it to pass everything;
+- ``gold_rationale`` (proposer): the task's worked solutions (gsm8k, MATH, StrategyQA) as a
+  proposal's steps, after the recorded right proposals.
 
 The examples are split by question into train and dev (80/20); each role's dev score is
 measured before and after. Roles not named are left exactly as they were.
@@ -44,6 +50,7 @@ from madspy.optimizers.compile import (
     task_config,
 )
 from madspy.optimizers.composite import CompositeMetric, Weights
+from madspy.optimizers.hindsight import hindsight_critiques
 from madspy.optimizers.role_data import RoleExample, load_role_dataset
 from madspy.optimizers.role_metrics import RoleMetric
 from madspy.optimizers.specs import spec_of
@@ -54,6 +61,7 @@ from madspy.signatures import Role
 
 DEV_SHARE = 0.2
 MAX_DEMOS = 3
+GOLD_CONFIDENCE = 0.9  # what a gold-rationale demo states: sure, not certain
 
 
 class OneRole(dspy.Module):
@@ -62,6 +70,7 @@ class OneRole(dspy.Module):
     def __init__(self, predictor: dspy.Predict):
         super().__init__()
         self.predictor = predictor.deepcopy()
+        self.predictor.lm = None  # runs on the LM in context: the task LM, or a teacher's
 
     def forward(self, **inputs: Any) -> dspy.Prediction:
         return self.predictor(**inputs)
@@ -117,9 +126,13 @@ def _dev_score(predictor: dspy.Predict, dev: Sequence[RoleExample], metric: Role
     return round(sum(scores) / len(scores), 4)
 
 
+def _fields(predictor: dspy.Predict) -> set[str]:
+    return set(predictor.signature.input_fields) | set(predictor.signature.output_fields)
+
+
 def _recorded_demos(train: Sequence[RoleExample], metric: RoleMetric, predictor: dspy.Predict) -> list[dspy.Example]:
     """Recorded calls the metric accepts, one per question, as demos holding every field of the signature."""
-    fields = set(predictor.signature.input_fields) | set(predictor.signature.output_fields)
+    fields = _fields(predictor)
     demos, seen = [], set()
     for e in train:
         if e.question_id in seen or not fields <= (e.inputs.keys() | e.outputs.keys()):
@@ -128,6 +141,59 @@ def _recorded_demos(train: Sequence[RoleExample], metric: RoleMetric, predictor:
             demos.append(dspy.Example(**{k: v for k, v in (e.inputs | e.outputs).items() if k in fields}))
             seen.add(e.question_id)
     return demos
+
+
+def gold_rationale_demos(train: Sequence[RoleExample], predictor: dspy.Predict) -> list[dspy.Example]:
+    """Proposer demos from the task's worked solutions: a recorded call's inputs, the gold steps and answer."""
+    fields = _fields(predictor)
+    demos, seen = [], set()
+    for e in train:
+        outputs = {"reasoning_steps": list(e.rationale), "answer": e.gold, "confidence": GOLD_CONFIDENCE}
+        if e.question_id in seen or not e.rationale or not fields <= (e.inputs.keys() | outputs.keys()):
+            continue
+        demos.append(dspy.Example(**{k: v for k, v in (e.inputs | outputs).items() if k in fields}))
+        seen.add(e.question_id)
+    return demos
+
+
+def _alternate(first: list[Any], second: list[Any]) -> list[Any]:
+    """``first[0], second[0], first[1], ...``, then the rest of the longer list.
+
+    >>> _alternate([1, 2, 3], ["a"])
+    [1, 'a', 2, 3]
+    """
+    out = []
+    for i in range(max(len(first), len(second))):
+        out += first[i : i + 1] + second[i : i + 1]
+    return out
+
+
+def _top_up(
+    train: Sequence[RoleExample],
+    metric: RoleMetric,
+    predictor: dspy.Predict,
+    room: int,
+    *,
+    hindsight: bool,
+    teacher: dspy.LM | None,
+) -> list[tuple[str, dspy.Example]]:
+    """Demos (with their source) for the ``room`` slots the optimizer left empty."""
+    if room <= 0:
+        return []
+    recorded = [("recorded", d) for d in _recorded_demos(train, metric, predictor)]
+    if metric.role == Role.CRITIC:
+        hits = [x for x in recorded if x[1].get("verdict") == "flawed"]
+        passes = [x for x in recorded if x[1].get("verdict") != "flawed"]
+        wanted = room - room // 2  # half the slots, rounded up, show a hit
+        if hindsight and len(hits) < wanted:
+            covered = {d.question for _, d in hits if "question" in d}
+            wrong = [e for e in train if e.inputs.get("question") not in covered]
+            taught = hindsight_critiques(predictor, wrong, metric, limit=wanted - len(hits), teacher=teacher)
+            hits += [("hindsight", d) for d in taught]
+        return _alternate(hits, passes)[:room]
+    if metric.role == Role.PROPOSER:
+        recorded += [("gold_rationale", d) for d in gold_rationale_demos(train, predictor)]
+    return recorded[:room]
 
 
 def compile_role(
@@ -141,32 +207,41 @@ def compile_role(
     settings: dict[str, Any] | None = None,
     prompt_lm: dspy.LM | None = None,
     max_demos: int = MAX_DEMOS,
+    teacher: dspy.LM | None = None,
+    hindsight: bool = True,
 ) -> tuple[dspy.Predict, RoleReport]:
-    """A compiled copy of ``predictor`` and its report; call it inside ``dspy.context(lm=...)``."""
+    """A compiled copy of ``predictor`` and its report; call it inside ``dspy.context(lm=...)``.
+
+    ``teacher`` (default: the LM in context) bootstraps demos and writes hindsight critiques;
+    ``hindsight=False`` keeps the gold out of every LM call.
+    """
     if not examples:
         raise CompileError(f"no {role} examples to compile on: record debates on train questions first")
     train, dev = split_by_question(examples, seed)
     metric = RoleMetric(task, role)
     spec = spec_of(optimizer)
     s = spec.settings(settings, train=len(train))
-    history_before = len(dspy.settings.lm.history) if dspy.settings.lm is not None else 0
+    lms = [lm for lm in {id(x): x for x in (dspy.settings.lm, teacher) if x is not None}.values()]
+    history_before = sum(len(lm.history) for lm in lms)
     before = _dev_score(predictor, dev, metric)
     student = OneRole(predictor)
-    teleprompter = spec.build(metric, prompt_lm or dspy.settings.lm, seed, s)
+    teleprompter = spec.build(metric, prompt_lm or dspy.settings.lm, seed, s, teacher=teacher)
     compiled = spec.compile(teleprompter, student, [e.example() for e in train], seed, s).predictor
     compiled.lm = None  # the debate routes LMs per role
-    from_optimizer = len(compiled.demos)
-    recorded = _recorded_demos(train, metric, predictor)[: max(0, max_demos - from_optimizer)]
-    compiled.demos = list(compiled.demos) + recorded
+    sources = {"optimizer": len(compiled.demos), "recorded": 0, "hindsight": 0, "gold_rationale": 0}
+    added = _top_up(train, metric, predictor, max_demos - len(compiled.demos), hindsight=hindsight, teacher=teacher)
+    for source, _ in added:
+        sources[source] += 1
+    compiled.demos = list(compiled.demos) + [demo for _, demo in added]
     after = _dev_score(compiled, dev, metric)
-    calls = (len(dspy.settings.lm.history) - history_before) if dspy.settings.lm is not None else 0
+    calls = sum(len(lm.history) for lm in lms) - history_before
     report = RoleReport(
         role=str(role),
         train=len(train),
         dev=len(dev),
         dev_before=before,
         dev_after=after,
-        demo_sources={"optimizer": from_optimizer, "recorded": len(recorded)},
+        demo_sources=sources,
         instructions_changed=compiled.signature.instructions != predictor.signature.instructions,
         calls=calls,
     )
@@ -184,6 +259,8 @@ def compile_roles(
     settings: dict[str, Any] | None = None,
     prompt_lm: dspy.LM | None = None,
     max_demos: int = MAX_DEMOS,
+    teacher: dspy.LM | None = None,
+    hindsight: bool = True,
 ) -> tuple[Debate, dict[str, RoleReport]]:
     """A copy of ``debate`` with the ``roles`` named compiled on their datasets; the other roles untouched."""
     wanted = roles_named(roles)
@@ -203,6 +280,8 @@ def compile_roles(
             settings=settings,
             prompt_lm=prompt_lm,
             max_demos=max_demos,
+            teacher=teacher,
+            hindsight=hindsight,
         )
         mine = getattr(compiled, role)
         mine.signature, mine.demos = predictor.signature, predictor.demos
@@ -225,12 +304,16 @@ def compile_program_roles(
     settings: dict[str, Any] | None = None,
     out: str | Path | None = None,
     calibrate: bool = False,
+    teacher: str | None = None,
+    hindsight: bool = True,
 ) -> Compiled:
     """Compile the ``roles`` named on their datasets in ``role_data``; score the program and its twin on ``dev``.
 
     Dev questions are drawn from the compile split, leaving out every question the role data
     were recorded on. With ``out``, writes the artifact with each role's report in its manifest.
     With ``calibrate``, a confidence calibrator is fitted on the compiled program's dev debates.
+    ``teacher`` is a stronger model's LiteLLM string: it bootstraps the demos and writes the
+    hindsight critiques (default: ``model`` does); ``hindsight=False`` turns hindsight critiques off.
 
     Example::
 
@@ -247,10 +330,20 @@ def compile_program_roles(
     spec = spec_of(optimizer)
     metric = CompositeMetric(task, weights, None, gate_demos=spec.gates_demos)
     task_lm, prompt_lm = compile_lms(model, config, reflection_model)
+    teacher_lm = compile_lms(teacher, config.updated(api_base=None), None)[0] if teacher else None
     handwritten = Debate(config.updated(concurrency=1), normalize=task.normalize)  # role calls in turn, as compile
     with dspy.context(lm=task_lm, adapter=adapter_for(model)):  # the adapter the debate's calls use
         compiled, reports = compile_roles(
-            handwritten, datasets, task, optimizer, roles=roles, seed=seed, settings=settings, prompt_lm=prompt_lm
+            handwritten,
+            datasets,
+            task,
+            optimizer,
+            roles=roles,
+            seed=seed,
+            settings=settings,
+            prompt_lm=prompt_lm,
+            teacher=teacher_lm,
+            hindsight=hindsight,
         )
         outcomes: list[tuple[float, float, bool]] = []
         scores = {
@@ -269,6 +362,8 @@ def compile_program_roles(
             "settings": spec.settings(settings, train=max(1, len(seen))),
             "seed": seed,
             "reflection_model": reflection_model if spec.uses_prompt_model else None,
+            "teacher": teacher,
+            "hindsight": hindsight,
         },
         "metric": {"weights": asdict(weights)},
         "data": {"role_data": str(role_data), "dev": len(devset), "dev_ids": [e.id for e in devset], "seed": seed},

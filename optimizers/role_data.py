@@ -39,6 +39,9 @@ from pydantic import BaseModel
 
 from madspy.core.errors import CompileError
 from madspy.programs.answers import clean_answer
+from madspy.programs.critique import focus_for
+from madspy.programs.debate import format_proposal
+from madspy.programs.defenses import neutralize
 from madspy.programs.transcript import Transcript
 from madspy.signatures import Role
 
@@ -54,6 +57,7 @@ class RoleExample(BaseModel):
     outputs: dict[str, Any]
     labels: dict[str, bool]
     gold: str
+    rationale: list[str] = []  # the task's worked solution of the question, where it has one (never a demo)
 
     def example(self) -> dspy.Example:
         """As a DSPy example: the role's inputs marked as inputs; outputs, labels and gold alongside."""
@@ -110,6 +114,50 @@ def role_examples(
                     outputs=outputs,
                     labels=labels,
                     gold=gold,
+                )
+            )
+    return found
+
+
+def proposal_reviews(
+    transcript: Transcript, question_id: str, gold: str, is_correct: Callable[[str], bool]
+) -> list[RoleExample]:
+    r"""Every answer of the debate (proposer and reviser calls) as a critic example, reviewed or not.
+
+    The critic's input is the proposal as the debate shows it (``format_proposal``, instructions
+    removed when the transcript's config treats peer text as data) with the focus its confidence
+    earns; the label is whether the answer is right; there is no recorded critique (``outputs`` is
+    empty). A debate critiques only some proposals (not the last round's, one per distinct answer),
+    so this gives a critic several times the examples to be compiled or scored on.
+
+    >>> from madspy.programs.transcript import Call, Round, Transcript
+    >>> t = Transcript(question="2+2?", rounds=[Round(index=0, calls=[Call(role="proposer", agent=0, round=0,
+    ...     inputs={"question": "2+2?", "persona": "p"}, output={"reasoning_steps": ["2+2=5"], "answer": "5",
+    ...     "confidence": 0.9})])])
+    >>> [(e.inputs["proposal"], e.labels) for e in proposal_reviews(t, "q1", "4", lambda a: a == "4")]
+    [('answer: 5 (confidence 0.90)\nstep 1: 2+2=5', {'proposal_correct': False})]
+    """
+    critic = transcript.config.get("critic") or {}
+    as_data = bool((transcript.config.get("defenses") or {}).get("untrusted_as_data"))
+    found = []
+    for rnd in transcript.rounds:
+        for call in rnd.calls:
+            if not (call.ok and call.output and call.role.answers):
+                continue
+            shown = format_proposal(call.output)
+            try:
+                confidence = float(call.output.get("confidence") or 0.0)
+            except (TypeError, ValueError):
+                confidence = 0.0
+            inputs = {
+                **({} if critic.get("isolated") else {"question": transcript.question}),
+                "proposal": neutralize(shown) if as_data else shown,
+                "focus": focus_for(confidence, critic.get("deep_review_below")),
+            }
+            labels = {"proposal_correct": is_correct(clean_answer(str(call.output.get("answer") or "")))}
+            found.append(
+                RoleExample(
+                    role=Role.CRITIC, question_id=question_id, inputs=inputs, outputs={}, labels=labels, gold=gold
                 )
             )
     return found

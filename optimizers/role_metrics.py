@@ -45,7 +45,7 @@ def _confidence(pred: Any) -> float:
         return 0.0
 
 
-def _flagged(pred: Any) -> bool:
+def flagged(pred: Any) -> bool:
     """A critic flagged the proposal: verdict ``flawed`` with at least one issue that names a step."""
     return pred.get("verdict") == "flawed" and bool(valid_issues(pred))
 
@@ -65,8 +65,7 @@ class RoleMetric:
             correct = self.right(pred.get("answer"), example.gold)
             return 0.7 * correct + 0.3 * (1 - (_confidence(pred) - correct) ** 2)
         if self.role == Role.CRITIC:
-            flagged = _flagged(pred)
-            return float(flagged != bool(example.proposal_correct))
+            return float(flagged(pred) != bool(example.proposal_correct))
         if self.role == Role.RESOLVER:
             correct = self.right(pred.get("final_answer"), example.gold)
             calibration = 1 - (_confidence(pred) - correct) ** 2
@@ -101,16 +100,16 @@ class RoleMetric:
             verdict = "right" if self.right(answer, gold) else f"wrong; the gold answer is {gold}"
             return f"The {self.role} answered {answer} with confidence {_confidence(pred):.2f}: {verdict}."
         if self.role == Role.CRITIC:
-            flagged = _flagged(pred)
+            raised = flagged(pred)
             if example.proposal_correct:
                 return (
                     "False alarm: the proposal was right and the critic flagged it."
-                    if flagged
+                    if raised
                     else "Right: the proposal was right and the critic passed it."
                 )
             return (
                 f"Hit: the proposal was wrong (gold {gold}) and the critic named the flawed step."
-                if flagged
+                if raised
                 else f"Miss: the proposal was wrong (gold {gold}) and the critic passed it or named no step."
             )
         if self.role == Role.RESOLVER:

@@ -33,6 +33,8 @@ class OptimizerSpec:
     # metric answers "right or not". GEPA and SIMBA need the score itself.
     gates_demos: ClassVar[bool] = True
     uses_prompt_model: ClassVar[bool] = False
+    # Bootstrapping optimizers run their traces on a teacher when given one (DSPy's teacher_settings).
+    takes_teacher: ClassVar[bool] = False
 
     def settings(self, given: dict[str, Any] | None, train: int) -> dict[str, Any]:
         """The defaults with ``given`` merged in, fitted to ``train`` questions; an unknown setting is refused."""
@@ -51,8 +53,15 @@ class OptimizerSpec:
         """(debates the optimizer runs on ``train`` questions, prompt-model calls): upper bounds."""
         raise NotImplementedError
 
-    def build(self, metric: Any, prompt_lm: dspy.LM, seed: int, s: dict[str, Any]) -> Any:
+    def build(
+        self, metric: Any, prompt_lm: dspy.LM, seed: int, s: dict[str, Any], teacher: dspy.LM | None = None
+    ) -> Any:
+        """The DSPy teleprompter; ``teacher`` is used only where ``takes_teacher``."""
         raise NotImplementedError
+
+    @staticmethod
+    def teacher_settings(teacher: dspy.LM | None) -> dict[str, Any]:
+        return {"lm": teacher} if teacher is not None else {}
 
     def compile(
         self, optimizer: Any, student: dspy.Module, trainset: list[dspy.Example], seed: int, s: dict[str, Any]
@@ -63,40 +72,52 @@ class OptimizerSpec:
 class Bootstrap(OptimizerSpec):
     """BootstrapFewShot: demos from train traces the metric accepts, one pass (one debate per question)."""
 
+    takes_teacher = True
     name = "bootstrap"
     defaults: ClassVar[dict[str, Any]] = {"max_bootstrapped_demos": 2}
 
     def plan(self, train: int, s: dict[str, Any]) -> tuple[int, int]:
         return train, 0
 
-    def build(self, metric: Any, prompt_lm: dspy.LM, seed: int, s: dict[str, Any]) -> Any:
+    def build(
+        self, metric: Any, prompt_lm: dspy.LM, seed: int, s: dict[str, Any], teacher: dspy.LM | None = None
+    ) -> Any:
         return dspy.BootstrapFewShot(
-            metric=metric, max_bootstrapped_demos=s["max_bootstrapped_demos"], max_labeled_demos=0, max_rounds=1
+            metric=metric,
+            max_bootstrapped_demos=s["max_bootstrapped_demos"],
+            max_labeled_demos=0,
+            max_rounds=1,
+            teacher_settings=self.teacher_settings(teacher),
         )
 
 
 class BootstrapRS(OptimizerSpec):
     """BootstrapFewShotWithRandomSearch: C candidate demo sets, each scored on the train set ((2C + 4) T)."""
 
+    takes_teacher = True
     name = "bootstrap-rs"
     defaults: ClassVar[dict[str, Any]] = {"max_bootstrapped_demos": 2, "num_candidate_programs": 2, "num_threads": 1}
 
     def plan(self, train: int, s: dict[str, Any]) -> tuple[int, int]:
         return (2 * s["num_candidate_programs"] + 4) * train, 0
 
-    def build(self, metric: Any, prompt_lm: dspy.LM, seed: int, s: dict[str, Any]) -> Any:
+    def build(
+        self, metric: Any, prompt_lm: dspy.LM, seed: int, s: dict[str, Any], teacher: dspy.LM | None = None
+    ) -> Any:
         return dspy.BootstrapFewShotWithRandomSearch(
             metric=metric,
             max_bootstrapped_demos=s["max_bootstrapped_demos"],
             max_labeled_demos=0,
             num_candidate_programs=s["num_candidate_programs"],
             num_threads=s["num_threads"],
+            teacher_settings=self.teacher_settings(teacher),
         )
 
 
 class Mipro(OptimizerSpec):
     """MIPROv2: (C + 1) T bootstrapping, then (N + 1) trials on V = 0.8 T; 5 C instruction proposals."""
 
+    takes_teacher = True
     name = "mipro"
     defaults: ClassVar[dict[str, Any]] = {
         "max_bootstrapped_demos": 2,
@@ -110,10 +131,13 @@ class Mipro(OptimizerSpec):
         c, v = s["num_candidates"], max(1, int(0.8 * train))
         return (c + 1) * train + (s["num_trials"] + 1) * v, 5 * c
 
-    def build(self, metric: Any, prompt_lm: dspy.LM, seed: int, s: dict[str, Any]) -> Any:
+    def build(
+        self, metric: Any, prompt_lm: dspy.LM, seed: int, s: dict[str, Any], teacher: dspy.LM | None = None
+    ) -> Any:
         return dspy.MIPROv2(
             metric=metric,
             prompt_model=prompt_lm,
+            teacher_settings=self.teacher_settings(teacher),
             auto=None,
             num_candidates=s["num_candidates"],
             max_bootstrapped_demos=s["max_bootstrapped_demos"],
@@ -157,7 +181,9 @@ class Gepa(OptimizerSpec):
     def plan(self, train: int, s: dict[str, Any]) -> tuple[int, int]:
         return s["max_metric_calls"], -(-s["max_metric_calls"] // s["reflection_minibatch_size"])
 
-    def build(self, metric: Any, prompt_lm: dspy.LM, seed: int, s: dict[str, Any]) -> Any:
+    def build(
+        self, metric: Any, prompt_lm: dspy.LM, seed: int, s: dict[str, Any], teacher: dspy.LM | None = None
+    ) -> Any:
         return dspy.GEPA(
             metric=metric,
             max_metric_calls=s["max_metric_calls"],
@@ -190,7 +216,9 @@ class Simba(OptimizerSpec):
         c = s["num_candidates"]
         return s["max_steps"] * s["bsize"] * (2 * c + 1) + (c + 1) * train, s["max_steps"] * c
 
-    def build(self, metric: Any, prompt_lm: dspy.LM, seed: int, s: dict[str, Any]) -> Any:
+    def build(
+        self, metric: Any, prompt_lm: dspy.LM, seed: int, s: dict[str, Any], teacher: dspy.LM | None = None
+    ) -> Any:
         return dspy.SIMBA(
             metric=metric,
             bsize=s["bsize"],

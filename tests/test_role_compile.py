@@ -13,13 +13,13 @@ from madspy.cli import main
 from madspy.core.errors import CompileError
 from madspy.data import get_task
 from madspy.optimizers.role_compile import compile_roles
-from madspy.optimizers.role_data import load_role_dataset, role_examples
+from madspy.optimizers.role_data import RoleExample, load_role_dataset, proposal_reviews, role_examples
 from madspy.optimizers.role_metrics import RoleMetric
 from madspy.programs import Debate
 from madspy.programs.artifact import load_program
 from madspy.programs.presets import preset
 from madspy.signatures import Role
-from madspy.testing import Turn
+from madspy.testing import Turn, calls_of
 
 PERSONAS = [a.persona for a in preset("debate").agents]
 EXPRESSION = re.compile(r"What is the result of (.*?)\?")
@@ -106,9 +106,7 @@ def test_a_critic_compile_keeps_demos_that_flag_wrong_proposals_and_no_misses(mo
             max_demos=8,
         )
     demos = compiled.critic.demos
-    assert demos and reports["critic"].demo_sources["optimizer"] + reports["critic"].demo_sources["recorded"] == len(
-        demos
-    )
+    assert demos and sum(reports["critic"].demo_sources.values()) == len(demos)
     flags = 0
     for demo in demos:
         shown = int(SHOWN.search(demo["proposal"]).group(1))
@@ -154,3 +152,262 @@ def test_role_compile_refuses_clearly(model, role_data, tmp_path, capsys):
         compile_roles(
             Debate(preset("debate").updated(model=model)), {}, get_task("arithmetic"), "bootstrap", roles=["mask"]
         )
+
+
+def critic_example(qid: str, a: int, b: int, shown: int) -> RoleExample:
+    """A recorded critic call that passed the proposal ``shown`` for ``a+b`` (a miss when it is wrong)."""
+    return RoleExample(
+        role=Role.CRITIC,
+        question_id=qid,
+        inputs={
+            "question": f"What is the result of {a}+{b}?",
+            "proposal": f"answer: {shown} (confidence 0.80)\nstep 1: {a}+{b}={shown}",
+            "focus": "",
+        },
+        outputs=critique(flawed=False),
+        labels={"proposal_correct": shown == a + b},
+        gold=str(a + b),
+        rationale=[f"{a}+{b}={a + b}"],
+    )
+
+
+def hindsight_script(turn: Turn):
+    """A critic that passes everything; shown the gold, it flags the step, and states the gold when it is even."""
+    if turn.role != "critic":
+        return "unexpected role"
+    if "gold_answer" not in turn.inputs:
+        return critique(flawed=False)
+    gold = turn.inputs["gold_answer"]
+    said = {**critique(flawed=True)}
+    said["issues"] = [
+        {
+            **said["issues"][0],
+            "description": f"the sum should be {gold}" if int(gold) % 2 == 0 else "the sum is miscounted",
+        }
+    ]
+    return said
+
+
+def test_a_hindsight_teacher_writes_the_hits_the_critic_missed_and_no_demo_holds_the_gold(scripted):
+    examples = [critic_example(f"q{i}", i, 10, i + 11 if i % 3 else i + 10) for i in range(1, 16)]
+    task_model, teacher_model = scripted(hindsight_script), scripted(hindsight_script)
+    debate = Debate(preset("debate").updated(model=task_model))
+    with dspy.context(lm=dspy.LM(task_model, cache=False)):
+        compiled, reports = compile_roles(
+            debate,
+            {Role.CRITIC: examples},
+            get_task("arithmetic"),
+            "bootstrap",
+            roles=["critic"],
+            teacher=dspy.LM(teacher_model, cache=False),
+            settings={"max_bootstrapped_demos": 0},
+            max_demos=4,
+        )
+    sources = reports["critic"].demo_sources
+    hits = [d for d in compiled.critic.demos if d["verdict"] == "flawed"]
+    assert sources["hindsight"] == len(hits) >= 1  # the recorded calls held no hit: the teacher wrote them
+    by_question = {e.inputs["question"]: e.gold for e in examples}
+    for demo in compiled.critic.demos:
+        assert set(demo.keys()) - {"augmented"} == {"question", "proposal", "focus", "issues", "verdict"}  # no gold
+        assert by_question[demo["question"]] not in json.dumps(demo["issues"])  # nor the gold in the critique
+    taught = [t for t in calls_of(teacher_model) if "gold_answer" in t.inputs]
+    assert taught and all("reference_solution" in t.inputs for t in taught)
+    assert not [t for t in calls_of(task_model) if "gold_answer" in t.inputs]  # the teacher alone saw the gold
+    assert any(int(t.inputs["gold_answer"]) % 2 == 0 for t in taught)  # a critique stating the gold was dropped
+
+
+def test_without_hindsight_no_call_sees_the_gold(scripted):
+    examples = [critic_example(f"q{i}", i, 10, i + 11) for i in range(1, 9)]
+    model = scripted(hindsight_script)
+    with dspy.context(lm=dspy.LM(model, cache=False)):
+        _, reports = compile_roles(
+            Debate(preset("debate").updated(model=model)),
+            {Role.CRITIC: examples},
+            get_task("arithmetic"),
+            "bootstrap",
+            roles=["critic"],
+            hindsight=False,
+        )
+    assert reports["critic"].demo_sources["hindsight"] == 0
+    assert not [t for t in calls_of(model) if "gold_answer" in t.inputs]
+
+
+def test_gold_rationales_become_proposer_demos_when_no_proposal_was_right(scripted):
+    model = scripted(lambda turn: proposal("0") if turn.role == "proposer" else "unexpected role")
+    examples = [
+        RoleExample(
+            role=Role.PROPOSER,
+            question_id=f"q{i}",
+            inputs={"question": f"What is {i}+1?", "persona": "p"},
+            outputs=proposal("0"),
+            labels={"correct": False},
+            gold=str(i + 1),
+            rationale=[f"{i}+1={i + 1}", f"so {i + 1}"],
+        )
+        for i in range(1, 7)
+    ]
+    with dspy.context(lm=dspy.LM(model, cache=False)):
+        compiled, reports = compile_roles(
+            Debate(preset("debate").updated(model=model)),
+            {Role.PROPOSER: examples},
+            get_task("arithmetic"),
+            "bootstrap",
+            roles=["proposer"],
+        )
+    demos = compiled.proposer.demos
+    assert reports["proposer"].demo_sources["gold_rationale"] == len(demos) >= 1
+    for demo in demos:
+        example = next(e for e in examples if e.inputs["question"] == demo["question"])
+        assert demo["reasoning_steps"] == example.rationale and demo["answer"] == example.gold
+
+
+def varied(turn: Turn):
+    """``script``, with each agent's proposals worded its own way in each round."""
+    out = script(turn)
+    if turn.role in ("proposer", "reviser"):
+        agent = PERSONAS.index(turn.inputs["persona"])
+        out["confidence"] = 0.5 + 0.1 * agent + (0.05 if turn.role == "reviser" else 0.0)
+    return out
+
+
+def test_every_proposal_becomes_a_critic_example_with_its_label(scripted, tmp_path):
+    model = scripted(varied)
+    t = Debate(preset("debate").updated(model=model))(question="What is the result of 2+3?").transcript
+    reviews = proposal_reviews(t, "q", "5", lambda a: a == "5")
+    answers = [c for r in t.rounds for c in r.calls if c.role in ("proposer", "reviser") and c.ok]
+    assert len(reviews) == len(answers) > len([c for r in t.rounds for c in r.calls if c.role == "critic"])
+    assert [e.labels["proposal_correct"] for e in reviews] == [c.output["answer"] == "5" for c in answers]
+    assert all(e.inputs["question"] == t.question and e.outputs == {} for e in reviews)
+
+    runs = tmp_path / "runs"
+    assert (
+        main(["eval", "--task", "arithmetic", "--model", model, "--programs", "debate", "--n", "3", "--out", str(runs)])
+        == 0
+    )
+    assert main(["roles", str(runs), "--out", str(tmp_path / "some")]) == 0
+    assert main(["roles", str(runs), "--every-proposal", "--out", str(tmp_path / "all")]) == 0
+    some, every = (load_role_dataset(tmp_path / d, Role.CRITIC) for d in ("some", "all"))
+    assert len(every) > len(some)
+    recorded = {json.dumps(e.inputs, sort_keys=True) for e in some}
+    assert recorded <= {json.dumps(e.inputs, sort_keys=True) for e in every}  # recorded critiques kept, not doubled
+    assert len({json.dumps(e.inputs, sort_keys=True) for e in every if e.outputs}) == len(
+        [e for e in every if e.outputs]
+    )
+
+
+def test_role_datasets_carry_the_tasks_gold_rationale(scripted, tmp_path):
+    data = tmp_path / "data"
+    (data / "gsm8k").mkdir(parents=True)
+    rows = [
+        {
+            "question": f"Ann has {i} apples and buys 2. How many?",
+            "answer": f"{i}+2 = <<{i}+2={i + 2}>>{i + 2}\n#### {i + 2}",
+        }
+        for i in range(3)
+    ]
+    (data / "gsm8k" / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    model = scripted(lambda turn: proposal("4"))
+    runs = tmp_path / "runs"
+    argv = [
+        "eval",
+        "--task",
+        "gsm8k",
+        "--split",
+        "train",
+        "--data-dir",
+        str(data),
+        "--model",
+        model,
+        "--programs",
+        "du-mad",
+        "--n",
+        "3",
+        "--out",
+        str(runs),
+    ]
+    assert main(argv) == 0
+    assert main(["roles", str(runs), "--data-dir", str(data), "--out", str(tmp_path / "roles")]) == 0
+    proposers = load_role_dataset(tmp_path / "roles", Role.PROPOSER)
+    assert proposers and all(
+        e.rationale == [f"{e.gold.split('.')[0] and int(e.gold) - 2}+2 = {e.gold}"] for e in proposers
+    )
+
+
+def test_teacher_and_optimizer_settings_are_checked(model, role_data, tmp_path, capsys):
+    out = str(tmp_path / "x")
+    base = ["compile", "--task", "arithmetic", "--model", model, "--optimizer", "bootstrap", "--out", out]
+    assert main([*base, "--teacher", model]) == 2
+    assert "--teacher and --no-hindsight apply to role-wise compile" in capsys.readouterr().err
+    assert main([*base, "--roles", "critic", "--role-data", str(role_data), "--optimizer-set", "bogus=1"]) == 2
+    assert "bootstrap has no setting bogus" in capsys.readouterr().err
+
+
+def test_a_teacher_runs_the_bootstrapping_traces(scripted):
+    examples = [critic_example(f"q{i}", i, 10, i + 10) for i in range(1, 9)]  # right proposals: clean passes
+    task_model, teacher_model = scripted(hindsight_script), scripted(hindsight_script)
+    with dspy.context(lm=dspy.LM(task_model, cache=False)):
+        _, reports = compile_roles(
+            Debate(preset("debate").updated(model=task_model)),
+            {Role.CRITIC: examples},
+            get_task("arithmetic"),
+            "bootstrap",
+            roles=["critic"],
+            teacher=dspy.LM(teacher_model, cache=False),
+        )
+    assert reports["critic"].demo_sources["optimizer"] >= 1
+    traced = [t for t in calls_of(teacher_model) if "gold_answer" not in t.inputs]
+    assert len(traced) >= reports["critic"].demo_sources["optimizer"]
+    assert len(calls_of(task_model)) == 2 * reports["critic"].dev  # the task model only scores dev, before and after
+
+
+def demo_aware(turn: Turn):
+    """``script``, except the critic: with demos in its prompt it flags every wrong proposal, without it passes all."""
+    if turn.role != "critic":
+        return script(turn)
+    with_demos = len(turn.messages) > 2
+    shown = int(SHOWN.search(turn.inputs["proposal"]).group(1))
+    return critique(flawed=with_demos and shown != gold_of(turn))
+
+
+def test_role_eval_ab_tests_a_compiled_critic_against_the_handwritten_one(scripted, role_data, tmp_path, capsys):
+    from madspy.programs.artifact import save_program
+
+    model = scripted(demo_aware)
+    compiled = Debate(preset("debate").updated(model=model)).fork()
+    compiled.critic.demos = [
+        dspy.Example(
+            question="What is the result of 1+1?",
+            proposal="answer: 3 (confidence 0.8)",
+            focus="",
+            **critique(flawed=True),
+        )
+    ]
+    program = tmp_path / "critic.json"
+    save_program(compiled, program)
+    out = tmp_path / "ab"
+    argv = [
+        "role-eval",
+        str(role_data),
+        "--role",
+        "critic",
+        "--task",
+        "arithmetic",
+        "--model",
+        model,
+        "--programs",
+        f"debate,{program}",
+        "--out",
+        str(out),
+    ]
+    assert main(argv) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    hand, mine = summary["programs"]["debate"], summary["programs"][str(program)]
+    assert hand["hit_rate"] == 0.0 and mine["hit_rate"] == 1.0 and mine["false_alarm_rate"] == 0.0
+    assert summary["examples"] == len(load_role_dataset(role_data, Role.CRITIC))
+    assert mine["vs_first"]["only_this_good"] == mine["wrong"] and mine["vs_first"]["mcnemar_p"] < 0.05
+    calls = len(calls_of(model))
+    assert main(argv) == 0  # resumed: every row is there, no call made
+    assert len(calls_of(model)) == calls
+    capsys.readouterr()
+    assert main([*argv[:3], "judge", *argv[4:]]) == 2
+    assert "unknown role 'judge'" in capsys.readouterr().err

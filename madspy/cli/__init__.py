@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from pydantic import ValidationError
 
-from madspy.cli.compile import add_compile, add_roles, add_search
+from madspy.cli.compile import add_compile, add_role_eval, add_roles, add_search
 from madspy.cli.evaluate import add_bench, add_compare, add_eval, add_redecide, add_summary
 from madspy.cli.options import flag_of
 from madspy.cli.run import add_run
@@ -41,6 +41,7 @@ COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_serve,
     add_compile,
     add_roles,
+    add_role_eval,
     add_search,
     add_ab,
     add_port,

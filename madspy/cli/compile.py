@@ -87,6 +87,24 @@ def add_compile(sub: argparse._SubParsersAction) -> None:
         help="fit a confidence calibrator (Platt: judge confidence, vote share) on the dev debates and save it",
     )
     p.add_argument("--role-data", type=Path, help="folder of role datasets written by madspy roles (with --roles)")
+    p.add_argument(
+        "--teacher",
+        metavar="MODEL",
+        help="with --roles: a stronger model that bootstraps the demos and writes hindsight critiques "
+        "(DSPy's teacher_settings; default --model)",
+    )
+    p.add_argument(
+        "--no-hindsight",
+        action="store_true",
+        help="with --roles: no hindsight critiques (the teacher never sees a gold answer)",
+    )
+    p.add_argument(
+        "--optimizer-set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an optimizer setting, value as JSON (e.g. --optimizer-set max_bootstrapped_demos=1)",
+    )
     p.set_defaults(handler=cmd_compile)
 
 
@@ -94,14 +112,69 @@ def add_roles(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("roles", help="role datasets: every recorded call of eval folders, labelled by the gold answer")
     p.add_argument("eval_dirs", nargs="+", type=Path, help="eval folders (madspy eval --split train --out ...)")
     p.add_argument("--out", type=Path, required=True, help="folder to write <role>.jsonl into")
+    p.add_argument(
+        "--every-proposal",
+        action="store_true",
+        help="make every answer of every debate a critic example too, not only the proposals its critic reviewed",
+    )
+    p.add_argument("--data-dir", type=Path, help="where the task's rows are, for gold rationales (as madspy eval)")
     p.set_defaults(handler=cmd_roles)
 
 
 def cmd_roles(args: argparse.Namespace) -> int:
     from madspy.role_datasets import export_role_datasets
 
-    counts = export_role_datasets(args.eval_dirs, args.out)
+    counts = export_role_datasets(args.eval_dirs, args.out, every_proposal=args.every_proposal, data_dir=args.data_dir)
     print(", ".join(f"{role}: {n}" for role, n in counts.items()) + f" examples written to {args.out}")
+    return 0
+
+
+ROLE_EVAL_EXAMPLES = """examples:
+  madspy eval --task gsm8k --model M --programs du-mad,debate --out runs/gsm8k-test
+  madspy roles runs/gsm8k-test --every-proposal --out roles/gsm8k-test
+  madspy role-eval roles/gsm8k-test --role critic --task gsm8k --model M \\
+      --programs debate,compiled/gsm8k-critic.json --out runs/critic-ab
+rerun the same command to resume; rows already in OUT/rows.jsonl are skipped.
+"""
+
+
+def add_role_eval(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "role-eval",
+        help="A/B test one role of several programs on a role dataset (one call per example)",
+        epilog=ROLE_EVAL_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("role_data", type=Path, help="folder of role datasets (madspy roles), e.g. from held-out questions")
+    p.add_argument("--role", required=True, help="the role to score: critic, resolver, proposer, ...")
+    p.add_argument("--programs", required=True, help="comma-separated presets and/or program files; the first is A")
+    p.add_argument("--task", required=True, help="the task the questions come from (how answers score)")
+    p.add_argument("--model", required=True, help="LiteLLM model string every program uses")
+    p.add_argument("--api-base", help="URL of the server behind --model")
+    p.add_argument("--limit", type=int, help="score only the first N examples")
+    p.add_argument("--out", type=Path, required=True, help="folder for rows.jsonl and summary.json")
+    p.set_defaults(handler=cmd_role_eval)
+
+
+def cmd_role_eval(args: argparse.Namespace) -> int:
+    from madspy.optimizers.role_compile import roles_named
+    from madspy.pairs import task_named
+    from madspy.role_scores import score_role
+
+    (role,) = roles_named([args.role])
+    programs = [p.strip() for p in args.programs.split(",") if p.strip()]
+    summary = score_role(
+        args.role_data,
+        role,
+        programs,
+        task_named(args.task),
+        args.model,
+        out=args.out,
+        limit=args.limit,
+        api_base=args.api_base,
+        progress=sys.stderr.isatty(),
+    )
+    print(json.dumps(summary, indent=2))
     return 0
 
 
@@ -139,6 +212,7 @@ def _config_changes(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
+    from madspy.cli.options import set_changes
     from madspy.optimizers.compile import CompileError, base_config, compile_program, plan_compile, save_handwritten
     from madspy.optimizers.composite import Weights
 
@@ -149,9 +223,12 @@ def cmd_compile(args: argparse.Namespace) -> int:
         return 0
     if args.optimizer is None:
         raise CompileError("give --optimizer (or --handwritten)")
+    settings = set_changes(args.optimizer_set) or None
     if args.roles or args.role_data:
-        return _compile_roles(args, config, Weights.parse(args.weights))
-    plan = plan_compile(args.optimizer, config, args.train, args.dev)
+        return _compile_roles(args, config, Weights.parse(args.weights), settings)
+    if args.teacher or args.no_hindsight:
+        raise CompileError("--teacher and --no-hindsight apply to role-wise compile (--roles, --role-data)")
+    plan = plan_compile(args.optimizer, config, args.train, args.dev, settings)
     if plan.calls <= args.max_calls:  # above it, compile_program refuses with the estimate
         print(plan.describe(), file=sys.stderr)
         if not args.yes and sys.stdin.isatty() and input("run it? [y/N] ").strip().lower() not in ("y", "yes"):
@@ -171,12 +248,13 @@ def cmd_compile(args: argparse.Namespace) -> int:
         max_calls=args.max_calls,
         out=args.out,
         calibrate=args.calibrate,
+        settings=settings,
     )
     print(json.dumps({"out": str(args.out), "wall_s": result.wall_s, "dev": result.dev}, indent=2))
     return 0
 
 
-def _compile_roles(args: argparse.Namespace, config: Any, weights: Any) -> int:
+def _compile_roles(args: argparse.Namespace, config: Any, weights: Any, settings: dict[str, Any] | None) -> int:
     from madspy.optimizers.compile import CompileError
     from madspy.optimizers.role_compile import compile_program_roles
 
@@ -196,6 +274,9 @@ def _compile_roles(args: argparse.Namespace, config: Any, weights: Any) -> int:
         data_dir=args.data_dir,
         out=args.out,
         calibrate=args.calibrate,
+        settings=settings,
+        teacher=args.teacher,
+        hindsight=not args.no_hindsight,
     )
     summary = {"out": str(args.out), "wall_s": result.wall_s, "roles": result.manifest["roles"], "dev": result.dev}
     print(json.dumps(summary, indent=2))

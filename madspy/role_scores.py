@@ -1,0 +1,156 @@
+"""One role of several programs scored on a role dataset: the A/B test of a compiled role, one call per example.
+
+Each example's recorded inputs go to each program's predictor of that role, called as a debate
+calls it (``Debate.job``: the role's model, temperature, adapter and retries), and are scored by
+the role's metric (``optimizers.role_metrics``). Rows are appended to ``<out>/rows.jsonl`` as they
+finish, so a stopped run resumes where it stopped. The summary holds each program's mean score
+with a 95% interval, for the critic its hit and false-alarm rates, and for every program after
+the first a paired comparison with the first (McNemar on "the call was good", a bootstrap
+interval of the score difference).
+
+Example::
+
+    summary = score_role("roles/gsm8k-test", "critic", ["debate", "compiled/gsm8k-critic.json"],
+                         get_task("gsm8k"), "openai/gpt-4o-mini", out="runs/critic-ab")
+    summary["programs"]["compiled/gsm8k-critic.json"]["hit_rate"]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from rich.progress import track
+
+from madspy.data import Task
+from madspy.evaluation import ROWS_FILE, build_program
+from madspy.optimizers.metrics import accuracy, critic_rates, mcnemar, paired_bootstrap
+from madspy.optimizers.role_data import RoleExample, load_role_dataset
+from madspy.optimizers.role_metrics import RoleMetric, flagged
+from madspy.programs.calls import run_jobs
+from madspy.programs.debate import Debate
+from madspy.signatures import Role
+
+SUMMARY_FILE = "summary.json"
+
+
+def example_key(e: RoleExample) -> str:
+    """A stable id of one example: its question and inputs."""
+    text = json.dumps([e.question_id, e.inputs], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _temperature(debate: Debate, role: Role) -> float:
+    cfg = debate.config
+    by_role = {Role.CRITIC: cfg.critic, Role.RESOLVER: cfg.resolver, Role.REFEREE: cfg.referee}
+    return by_role[role].temperature if role in by_role else cfg.agents[0].temperature
+
+
+def _model(debate: Debate, role: Role) -> str | None:
+    cfg = debate.config
+    by_role = {Role.CRITIC: cfg.critic, Role.RESOLVER: cfg.resolver, Role.REFEREE: cfg.referee}
+    return by_role[role].model if role in by_role else cfg.agents[0].model
+
+
+def _score_one(debate: Debate, role: Role, e: RoleExample, metric: RoleMetric) -> dict[str, Any]:
+    job = debate.job(role, None, 0, _model(debate, role), _temperature(debate, role), **e.inputs)
+    outcome = run_jobs([job], 1)[0]
+    call = outcome.call
+    row: dict[str, Any] = {
+        "question_id": e.question_id,
+        "labels": e.labels,
+        "output": call.output,
+        "error": call.error,
+        "prompt_tokens": call.prompt_tokens,
+        "completion_tokens": call.completion_tokens,
+        "latency_s": call.latency_s,
+    }
+    if outcome.prediction is None:  # a failed call scores 0, as in a debate
+        return row | {"score": 0.0, "good": False, "flagged": False}
+    score = metric.score(e.example(), outcome.prediction)
+    good = metric.good(e.example(), outcome.prediction)
+    return row | {"score": score, "good": good, "flagged": flagged(outcome.prediction)}
+
+
+def _load_rows(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def score_role(
+    role_data: str | Path,
+    role: Role | str,
+    programs: Sequence[str],
+    task: Task,
+    model: str,
+    *,
+    out: str | Path,
+    limit: int | None = None,
+    api_base: str | None = None,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """Score ``role`` of each program (preset names or program files) on ``role_data``; rows and summary in ``out``."""
+    role = Role(role)
+    examples = load_role_dataset(role_data, role)[:limit]
+    metric = RoleMetric(task, role)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows_path = out / ROWS_FILE
+    rows = _load_rows(rows_path)
+    done = {(r["program"], r["example"]) for r in rows}
+    debates = {p: build_program(p, task, model, api_base=api_base) for p in programs}
+    todo = [(p, e) for e in examples for p in programs if (p, example_key(e)) not in done]
+    steps = track(todo, description=f"{role} calls", transient=True) if progress else todo
+    with rows_path.open("a", encoding="utf-8") as f:
+        for program, e in steps:
+            row = {"program": program, "example": example_key(e)} | _score_one(debates[program], role, e, metric)
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+            f.flush()
+            rows.append(row)
+    summary = summarize_role_rows(rows, role, programs, [example_key(e) for e in examples])
+    summary |= {"role_data": str(role_data), "task": task.name, "model": model}
+    (out / SUMMARY_FILE).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    return summary
+
+
+def summarize_role_rows(
+    rows: Sequence[dict[str, Any]], role: Role, programs: Sequence[str], keys: Sequence[str]
+) -> dict[str, Any]:
+    """Per-program scores over the examples ``keys`` every program has a row for; paired tests against the first."""
+    by = {(r["program"], r["example"]): r for r in rows}
+    paired = [k for k in keys if all((p, k) in by for p in programs)]
+    summary: dict[str, Any] = {"role": str(role), "examples": len(paired), "programs": {}}
+    for p in programs:
+        mine = [by[p, k] for k in paired]
+        score = accuracy([r["score"] for r in mine])
+        entry: dict[str, Any] = {
+            "score": score.mean,
+            "score_ci": [score.low, score.high],
+            "good": sum(r["good"] for r in mine),
+            "failed_calls": sum(r["error"] is not None for r in mine),
+            "prompt_tokens": sum(r["prompt_tokens"] or 0 for r in mine),
+            "completion_tokens": sum(r["completion_tokens"] or 0 for r in mine),
+        }
+        if role == Role.CRITIC:
+            rates = critic_rates((r["labels"]["proposal_correct"], r["flagged"]) for r in mine)
+            hits = accuracy([float(r["flagged"]) for r in mine if not r["labels"]["proposal_correct"]])
+            alarms = accuracy([float(r["flagged"]) for r in mine if r["labels"]["proposal_correct"]])
+            entry |= asdict(rates) | {"hit_rate_ci": [hits.low, hits.high], "false_alarm_ci": [alarms.low, alarms.high]}
+        if p != programs[0] and paired:
+            first = [by[programs[0], k] for k in paired]
+            test = mcnemar([r["good"] for r in mine], [r["good"] for r in first])
+            diff = paired_bootstrap([r["score"] for r in mine], [r["score"] for r in first])
+            entry["vs_first"] = {
+                "only_this_good": test.a_only,
+                "only_first_good": test.b_only,
+                "mcnemar_p": test.p_value,
+                "score_difference": diff.mean_difference,
+                "difference_ci": [diff.low, diff.high],
+            }
+        summary["programs"][p] = entry
+    return summary
