@@ -12,13 +12,15 @@ never the gold.
 
 Example::
 
-    demos = hindsight_critiques(critic_predictor, wrong_examples, RoleMetric(task, "critic"), limit=2)
+    found = hindsight_critiques(critic_predictor, wrong_examples, RoleMetric(task, "critic"), limit=2)
+    found.demos, found.counts()   # the demos; asked, kept, failed, not_a_hit, stated_gold
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import dspy
@@ -66,6 +68,26 @@ def _plain(value: Any) -> Any:
     return value.model_dump() if hasattr(value, "model_dump") else value
 
 
+@dataclass
+class Hindsight:
+    """What the hindsight teacher wrote: the demos kept, and why the other critiques were not."""
+
+    demos: list[dspy.Example] = field(default_factory=list)
+    asked: int = 0
+    failed: int = 0  # the reply did not parse
+    not_a_hit: int = 0  # no flag, or no issue naming a step
+    stated_gold: int = 0  # dropped: the critique gives the answer away
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "asked": self.asked,
+            "kept": len(self.demos),
+            "failed": self.failed,
+            "not_a_hit": self.not_a_hit,
+            "stated_gold": self.stated_gold,
+        }
+
+
 def hindsight_critiques(
     predictor: dspy.Predict,
     examples: Sequence[RoleExample],
@@ -73,33 +95,37 @@ def hindsight_critiques(
     *,
     limit: int,
     teacher: dspy.LM | None = None,
-) -> list[dspy.Example]:
+) -> Hindsight:
     """Up to ``limit`` critic demos (one per question) of wrong proposals flagged with the gold in hindsight.
 
     The teacher runs under ``teacher`` (default: the current ``dspy.settings.lm``). A call that fails,
-    a critique that is not a hit and a critique that states the gold answer are all skipped.
+    a critique that is not a hit and a critique that states the gold answer are all skipped (and counted).
     """
     teacher_call = dspy.Predict(hindsight_signature(predictor.signature))
     fields = set(predictor.signature.input_fields) | set(predictor.signature.output_fields)
-    demos: list[dspy.Example] = []
+    found = Hindsight()
     seen: set[str] = set()
     for e in examples:
-        if len(demos) >= limit:
+        if len(found.demos) >= limit:
             break
         if e.question_id in seen or e.labels.get("proposal_correct") is not False:
             continue
+        found.asked += 1
         reference = "\n".join(e.rationale)
         try:
             with dspy.context(**({"lm": teacher} if teacher is not None else {})):
                 pred = teacher_call(**e.inputs, gold_answer=e.gold, reference_solution=reference)
         except Exception:  # a teacher reply that does not parse teaches nothing
+            found.failed += 1
             continue
         outputs = {name: _plain(pred.get(name)) for name in predictor.signature.output_fields}
         shown = " ".join(str(v) for v in e.inputs.values())
         if not metric.good(e.example(), dspy.Prediction(**outputs)):
+            found.not_a_hit += 1
             continue
         if states_answer(str(outputs), e.gold) and not states_answer(shown, e.gold):
-            continue  # the critique would carry its question's answer into the prompt
-        demos.append(dspy.Example(**{k: v for k, v in (e.inputs | outputs).items() if k in fields}))
+            found.stated_gold += 1  # the critique would carry its question's answer into the prompt
+            continue
+        found.demos.append(dspy.Example(**{k: v for k, v in (e.inputs | outputs).items() if k in fields}))
         seen.add(e.question_id)
-    return demos
+    return found

@@ -88,6 +88,7 @@ class RoleReport:
     demo_sources: dict[str, int]
     instructions_changed: bool
     calls: int
+    hindsight: dict[str, int] | None = None  # the teacher's critiques: asked, kept, and why the rest were not
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -176,24 +177,26 @@ def _top_up(
     *,
     hindsight: bool,
     teacher: dspy.LM | None,
-) -> list[tuple[str, dspy.Example]]:
-    """Demos (with their source) for the ``room`` slots the optimizer left empty."""
+) -> tuple[list[tuple[str, dspy.Example]], dict[str, int] | None]:
+    """Demos (with their source) for the ``room`` slots the optimizer left empty; the hindsight counts."""
     if room <= 0:
-        return []
+        return [], None
     recorded = [("recorded", d) for d in _recorded_demos(train, metric, predictor)]
     if metric.role == Role.CRITIC:
         hits = [x for x in recorded if x[1].get("verdict") == "flawed"]
         passes = [x for x in recorded if x[1].get("verdict") != "flawed"]
         wanted = room - room // 2  # half the slots, rounded up, show a hit
+        counts = None
         if hindsight and len(hits) < wanted:
             covered = {d.question for _, d in hits if "question" in d}
             wrong = [e for e in train if e.inputs.get("question") not in covered]
             taught = hindsight_critiques(predictor, wrong, metric, limit=wanted - len(hits), teacher=teacher)
-            hits += [("hindsight", d) for d in taught]
-        return _alternate(hits, passes)[:room]
+            hits += [("hindsight", d) for d in taught.demos]
+            counts = taught.counts()
+        return _alternate(hits, passes)[:room], counts
     if metric.role == Role.PROPOSER:
         recorded += [("gold_rationale", d) for d in gold_rationale_demos(train, predictor)]
-    return recorded[:room]
+    return recorded[:room], None
 
 
 def compile_role(
@@ -229,7 +232,9 @@ def compile_role(
     compiled = spec.compile(teleprompter, student, [e.example() for e in train], seed, s).predictor
     compiled.lm = None  # the debate routes LMs per role
     sources = {"optimizer": len(compiled.demos), "recorded": 0, "hindsight": 0, "gold_rationale": 0}
-    added = _top_up(train, metric, predictor, max_demos - len(compiled.demos), hindsight=hindsight, teacher=teacher)
+    added, taught = _top_up(
+        train, metric, predictor, max_demos - len(compiled.demos), hindsight=hindsight, teacher=teacher
+    )
     for source, _ in added:
         sources[source] += 1
     compiled.demos = list(compiled.demos) + [demo for _, demo in added]
@@ -244,6 +249,7 @@ def compile_role(
         demo_sources=sources,
         instructions_changed=compiled.signature.instructions != predictor.signature.instructions,
         calls=calls,
+        hindsight=taught,
     )
     return compiled, report
 

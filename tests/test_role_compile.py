@@ -214,6 +214,8 @@ def test_a_hindsight_teacher_writes_the_hits_the_critic_missed_and_no_demo_holds
     assert taught and all("reference_solution" in t.inputs for t in taught)
     assert not [t for t in calls_of(task_model) if "gold_answer" in t.inputs]  # the teacher alone saw the gold
     assert any(int(t.inputs["gold_answer"]) % 2 == 0 for t in taught)  # a critique stating the gold was dropped
+    counts = reports["critic"].hindsight
+    assert counts["asked"] == len(taught) and counts["kept"] == len(hits) and counts["stated_gold"] >= 1
 
 
 def test_without_hindsight_no_call_sees_the_gold(scripted):
