@@ -56,6 +56,7 @@ PROVIDER = "local"
 DEFAULT_MODEL = "local/smollm2-135m"
 DEFAULT_N_CTX = 4096
 DEFAULT_CONTEXTS = 6
+REUSE_SHARE = 0.5  # a context holding this share of a prompt's text is reused (llama-server's slot similarity)
 _SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # llama-cpp-python's message when the prompt does not fit (Llama._create_completion).
 _TOO_LONG = re.compile(r"Requested tokens \((\d+)\) exceed context window of (\d+)")
@@ -95,10 +96,12 @@ class _Model:
     only the part of a new prompt after the longest prefix it shares with them. A debate
     alternates roles, and each role's prompt starts with its own constant prefix (instructions,
     field descriptions, demos, then the question), so a call goes to the context whose last
-    prompt shares the most with it, as llama.cpp's server picks a slot. A prompt that shares less
-    than half its first message (its role's system prompt) with every context is another role's:
-    it gets a context of its own while fewer than ``max_contexts()`` exist, else the least
-    recently used one. The weights are mapped from the same file by every context (the page
+    prompt shares the most with it, as llama.cpp's server picks a slot: reused when it holds
+    ``REUSE_SHARE`` of the prompt; otherwise the prompt gets a context of its own while fewer than
+    ``max_contexts()`` exist (another role; or the same role compiled with demos next to its
+    hand-written twin in an A/B test, so neither evicts the other's prefix); with no room left, the
+    context holding its role's system prompt (half its first message), else the least recently
+    used one. The weights are mapped from the same file by every context (the page
     cache holds them once); each context adds its own KV cache and compute buffers (measured in
     bench/RESULTS.md).
     """
@@ -113,11 +116,19 @@ class _Model:
         if not messages and self.contexts:
             return self.contexts[-1].llm
         text = prompt_text(messages)
-        best = max(self.contexts, key=lambda c: shared_prefix(c.text, text), default=None)
+        # The context sharing the longest prefix; of equals, the one whose other tokens are fewest to lose.
+        best = max(
+            self.contexts,
+            key=lambda c: (shared_prefix(c.text, text), shared_prefix(c.text, text) - len(c.text)),
+            default=None,
+        )
+        kept = shared_prefix(best.text, text) if best is not None else 0
         # Log-probabilities keep logits for every position (n_ctx * n_vocab floats): one such context.
         room = len(self.contexts) < (1 if self.logprobs else max_contexts())
-        if best is not None and shared_prefix(best.text, text) > len(prompt_text(messages[:1])) // 2:
-            chosen = best  # this role's context
+        if best is not None and kept >= REUSE_SHARE * len(text):
+            chosen = best  # most of the prompt is there already
+        elif best is not None and not room and kept > len(prompt_text(messages[:1])) // 2:
+            chosen = best  # this role's context (its system prompt), as no other fits
         elif room:
             chosen = _Context(
                 llama_cpp.Llama(

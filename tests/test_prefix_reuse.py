@@ -58,6 +58,27 @@ def test_a_call_goes_to_the_context_that_shares_the_most_of_its_prompt(monkeypat
     assert model.context() is b  # token counting takes any context
 
 
+def test_a_role_with_demos_and_its_twin_without_keep_a_context_each(monkeypatch):
+    monkeypatch.setattr(local.llama_cpp, "Llama", lambda **kwargs: object())
+    model = local._Model(Path("x.gguf"), logprobs=False)
+    system = "You are a critic. " * 10
+    demos = [{"role": "user", "content": "an example proposal " * 20}, {"role": "assistant", "content": "flawed"}] * 2
+
+    def ask(user: str, with_demos: bool):
+        messages = [
+            {"role": "system", "content": system},
+            *(demos if with_demos else []),
+            {"role": "user", "content": user},
+        ]
+        return model.context(messages)
+
+    hand, compiled = ask("q1", False), ask("q1", True)
+    assert compiled is not hand  # the demos are most of its prompt: they get a warm context of their own
+    for q in ("q2", "q3"):  # an A/B test alternates the two: each goes back to its own
+        assert ask(q, False) is hand and ask(q, True) is compiled
+    assert len(model.contexts) == 2
+
+
 def test_reused_tokens():
     assert local.reused_tokens([], [1, 2]) == 0
     assert local.reused_tokens([1, 2, 3, 4], [1, 2, 5]) == 2
