@@ -331,8 +331,8 @@ def compile_program_roles(
     datasets = {role: load_role_dataset(role_data, role) for role in roles_named(roles)}
     seen = {e.question_id for examples in datasets.values() for e in examples}
     config = task_config(task, model, config)
-    _, pool = split_data(task, 1, dev + len(seen), seed, data_dir) if dev else ([], [])
-    devset = [e for e in pool if e.id not in seen][:dev]
+    first, rest = split_data(task, 1, dev + len(seen), seed, data_dir) if dev else ([], [])
+    devset = [e for e in first + rest if e.id not in seen][:dev]  # a draw of dev + len(seen), role questions out
     spec = spec_of(optimizer)
     metric = CompositeMetric(task, weights, None, gate_demos=spec.gates_demos)
     task_lm, prompt_lm = compile_lms(model, config, reflection_model)
