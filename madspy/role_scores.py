@@ -44,20 +44,16 @@ def example_key(e: RoleExample) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def _temperature(debate: Debate, role: Role) -> float:
+def _settings_of(debate: Debate, role: Role) -> tuple[str | None, float]:
+    """The model (None: the debate's) and temperature the debate calls ``role`` with (answers: agent 0's)."""
     cfg = debate.config
-    by_role = {Role.CRITIC: cfg.critic, Role.RESOLVER: cfg.resolver, Role.REFEREE: cfg.referee}
-    return by_role[role].temperature if role in by_role else cfg.agents[0].temperature
-
-
-def _model(debate: Debate, role: Role) -> str | None:
-    cfg = debate.config
-    by_role = {Role.CRITIC: cfg.critic, Role.RESOLVER: cfg.resolver, Role.REFEREE: cfg.referee}
-    return by_role[role].model if role in by_role else cfg.agents[0].model
+    by_role = {Role.CRITIC: cfg.critic, Role.RESOLVER: cfg.resolver, Role.REFEREE: cfg.referee, Role.MASK: cfg.mask}
+    part = by_role.get(role, cfg.agents[0])
+    return part.model, part.temperature
 
 
 def _score_one(debate: Debate, role: Role, e: RoleExample, metric: RoleMetric) -> dict[str, Any]:
-    job = debate.job(role, None, 0, _model(debate, role), _temperature(debate, role), **e.inputs)
+    job = debate.job(role, None, 0, *_settings_of(debate, role), **e.inputs)
     outcome = run_jobs([job], 1)[0]
     call = outcome.call
     row: dict[str, Any] = {
