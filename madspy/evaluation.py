@@ -53,7 +53,7 @@ from madspy.programs.credit import CreditLedger
 from madspy.programs.debate import Debate
 from madspy.programs.presets import PRESETS, is_preset, preset
 from madspy.programs.transcript import Status
-from madspy.rows import EvalRow
+from madspy.rows import EvalRow, append_jsonl, jsonl_records
 
 CORRECT_AT = 0.5
 MAX_MATCHED_K = 16
@@ -189,11 +189,7 @@ def load_rows(path: str | Path) -> list[EvalRow]:
     if not file.is_file():
         raise EvalError(f"no eval rows at {file}")
     rows = []
-    for n, line in enumerate(file.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # an interrupted write; the row is simply run again
+    for n, data in jsonl_records(file):
         try:
             rows.append(EvalRow.model_validate(data))
         except ValidationError as e:
@@ -289,14 +285,8 @@ def _run_all(
 
     file = out / ROWS_FILE
     done = {(r.program, r.id) for r in load_rows(file)} if file.is_file() else set()
-    if file.is_file() and file.read_bytes()[-1:] not in (b"", b"\n"):
-        with open(file, "a", encoding="utf-8") as torn:  # end a line torn by a crash, so new rows stay whole
-            torn.write("\n")
     lock = threading.Lock()
-    with (
-        Progress(console=Console(stderr=True), disable=not progress) as bars,
-        open(file, "a", encoding="utf-8") as rows_file,
-    ):
+    with Progress(console=Console(stderr=True), disable=not progress) as bars, append_jsonl(file) as rows_file:
 
         def work(name: str, bar: Any, example: dspy.Example) -> None:
             row = _run_one(name, programs[name], example, task, out)

@@ -33,6 +33,7 @@ from madspy.optimizers.role_data import RoleExample, load_role_dataset
 from madspy.optimizers.role_metrics import RoleMetric, flagged
 from madspy.programs.calls import run_jobs
 from madspy.programs.debate import Debate
+from madspy.rows import append_jsonl, jsonl_records
 from madspy.signatures import Role
 
 SUMMARY_FILE = "summary.json"
@@ -73,9 +74,7 @@ def _score_one(debate: Debate, role: Role, e: RoleExample, metric: RoleMetric) -
 
 
 def _load_rows(path: Path) -> list[dict[str, Any]]:
-    if not path.is_file():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [row for _, row in jsonl_records(path)] if path.is_file() else []
 
 
 def score_role(
@@ -102,7 +101,7 @@ def score_role(
     debates = {p: build_program(p, task, model, api_base=api_base) for p in programs}
     todo = [(p, e) for e in examples for p in programs if (p, example_key(e)) not in done]
     steps = track(todo, description=f"{role} calls", transient=True) if progress else todo
-    with rows_path.open("a", encoding="utf-8") as f:
+    with append_jsonl(rows_path) as f:
         for program, e in steps:
             row = {"program": program, "example": example_key(e)} | _score_one(debates[program], role, e, metric)
             f.write(json.dumps(row, ensure_ascii=False) + "\n")

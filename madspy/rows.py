@@ -10,7 +10,10 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TextIO
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -51,3 +54,23 @@ class EvalRow(BaseModel):
     @property
     def tokens(self) -> int:
         return self.usage.total_tokens
+
+
+def jsonl_records(file: Path) -> Iterator[tuple[int, Any]]:
+    """(line number, decoded JSON) of each line of an append-only JSONL file; a torn line is skipped.
+
+    A run killed mid-write leaves its last line cut off: that row is simply run again on resume.
+    """
+    for n, line in enumerate(file.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+        try:
+            yield n, json.loads(line)
+        except json.JSONDecodeError:
+            continue
+
+
+def append_jsonl(file: Path) -> TextIO:
+    """``file`` opened to append JSONL rows; a line torn by a crash is ended first, so new rows stay whole."""
+    if file.is_file() and file.read_bytes()[-1:] not in (b"", b"\n"):
+        with open(file, "a", encoding="utf-8") as torn:
+            torn.write("\n")
+    return open(file, "a", encoding="utf-8")  # the caller closes it

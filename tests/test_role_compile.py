@@ -410,6 +410,11 @@ def test_role_eval_ab_tests_a_compiled_critic_against_the_handwritten_one(script
     calls = len(calls_of(model))
     assert main(argv) == 0  # resumed: every row is there, no call made
     assert len(calls_of(model)) == calls
+    rows = (out / "rows.jsonl").read_text().splitlines()
+    (out / "rows.jsonl").write_text("\n".join(rows[:-1]) + "\n" + rows[-1][:20])  # killed mid-write
+    assert main(argv) == 0  # the torn row is run again, the others are kept
+    assert len(calls_of(model)) == calls + 1
+    assert json.loads((out / "summary.json").read_text())["examples"] == summary["examples"]
     capsys.readouterr()
     assert main([*argv[:3], "judge", *argv[4:]]) == 2
     assert "unknown role 'judge'" in capsys.readouterr().err
