@@ -21,11 +21,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import dspy
+from pydantic_core import to_jsonable_python
 
-from madspy.optimizers.role_data import RoleExample
+from madspy.optimizers.role_data import RoleExample, as_demo
 from madspy.optimizers.role_metrics import RoleMetric
 
 HINDSIGHT_NOTE = (
@@ -62,12 +62,6 @@ def states_answer(text: str, answer: str) -> bool:
     return re.search(rf"(?<![\w.]){re.escape(answer)}(?![\w]|\.\d)", text, flags=re.IGNORECASE) is not None
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value.model_dump() if hasattr(value, "model_dump") else value
-
-
 @dataclass
 class Hindsight:
     """What the hindsight teacher wrote: the demos kept, and why the other critiques were not."""
@@ -102,7 +96,6 @@ def hindsight_critiques(
     a critique that is not a hit and a critique that states the gold answer are all skipped (and counted).
     """
     teacher_call = dspy.Predict(hindsight_signature(predictor.signature))
-    fields = set(predictor.signature.input_fields) | set(predictor.signature.output_fields)
     found = Hindsight()
     seen: set[str] = set()
     for e in examples:
@@ -118,7 +111,7 @@ def hindsight_critiques(
         except Exception:  # a teacher reply that does not parse teaches nothing
             found.failed += 1
             continue
-        outputs = {name: _plain(pred.get(name)) for name in predictor.signature.output_fields}
+        outputs = {name: to_jsonable_python(pred.get(name)) for name in predictor.signature.output_fields}
         shown = " ".join(str(v) for v in e.inputs.values())
         if not metric.good(e.example(), dspy.Prediction(**outputs)):
             found.not_a_hit += 1
@@ -126,6 +119,8 @@ def hindsight_critiques(
         if states_answer(str(outputs), e.gold) and not states_answer(shown, e.gold):
             found.stated_gold += 1  # the critique would carry its question's answer into the prompt
             continue
-        found.demos.append(dspy.Example(**{k: v for k, v in (e.inputs | outputs).items() if k in fields}))
-        seen.add(e.question_id)
+        demo = as_demo(predictor, e.inputs | outputs)
+        if demo is not None:
+            found.demos.append(demo)
+            seen.add(e.question_id)
     return found

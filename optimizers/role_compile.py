@@ -51,7 +51,7 @@ from madspy.optimizers.compile import (
 )
 from madspy.optimizers.composite import CompositeMetric, Weights
 from madspy.optimizers.hindsight import hindsight_critiques
-from madspy.optimizers.role_data import RoleExample, load_role_dataset
+from madspy.optimizers.role_data import RoleExample, as_demo, load_role_dataset
 from madspy.optimizers.role_metrics import RoleMetric
 from madspy.optimizers.specs import spec_of
 from madspy.programs.artifact import save_program
@@ -127,33 +127,26 @@ def _dev_score(predictor: dspy.Predict, dev: Sequence[RoleExample], metric: Role
     return round(sum(scores) / len(scores), 4)
 
 
-def _fields(predictor: dspy.Predict) -> set[str]:
-    return set(predictor.signature.input_fields) | set(predictor.signature.output_fields)
-
-
 def _recorded_demos(train: Sequence[RoleExample], metric: RoleMetric, predictor: dspy.Predict) -> list[dspy.Example]:
     """Recorded calls the metric accepts, one per question, as demos holding every field of the signature."""
-    fields = _fields(predictor)
     demos, seen = [], set()
     for e in train:
-        if e.question_id in seen or not fields <= (e.inputs.keys() | e.outputs.keys()):
-            continue  # a demo lacking a field of the signature would be dropped silently by the adapter
-        if metric.good(e.example(), dspy.Prediction(**e.outputs)):
-            demos.append(dspy.Example(**{k: v for k, v in (e.inputs | e.outputs).items() if k in fields}))
+        demo = as_demo(predictor, e.inputs | e.outputs)
+        if e.question_id not in seen and demo is not None and metric.good(e.example(), dspy.Prediction(**e.outputs)):
+            demos.append(demo)
             seen.add(e.question_id)
     return demos
 
 
 def gold_rationale_demos(train: Sequence[RoleExample], predictor: dspy.Predict) -> list[dspy.Example]:
     """Proposer demos from the task's worked solutions: a recorded call's inputs, the gold steps and answer."""
-    fields = _fields(predictor)
     demos, seen = [], set()
     for e in train:
         outputs = {"reasoning_steps": list(e.rationale), "answer": e.gold, "confidence": GOLD_CONFIDENCE}
-        if e.question_id in seen or not e.rationale or not fields <= (e.inputs.keys() | outputs.keys()):
-            continue
-        demos.append(dspy.Example(**{k: v for k, v in (e.inputs | outputs).items() if k in fields}))
-        seen.add(e.question_id)
+        demo = as_demo(predictor, e.inputs | outputs)
+        if e.question_id not in seen and e.rationale and demo is not None:
+            demos.append(demo)
+            seen.add(e.question_id)
     return demos
 
 

@@ -144,11 +144,8 @@ def proposal_reviews(
         for call in rnd.calls:
             if not (call.ok and call.output and call.role.answers):
                 continue
-            shown = format_proposal(call.output)
-            try:
-                confidence = float(call.output.get("confidence") or 0.0)
-            except (TypeError, ValueError):
-                confidence = 0.0
+            shown = format_proposal(call.output)  # reads the confidence as a number, as the debate does
+            confidence = float(call.output.get("confidence") or 0.0)
             inputs = {
                 **({} if critic.get("isolated") else {"question": transcript.question}),
                 "proposal": neutralize(shown) if as_data else shown,
@@ -161,6 +158,15 @@ def proposal_reviews(
                 )
             )
     return found
+
+
+def as_demo(predictor: dspy.Predict, values: dict[str, Any]) -> dspy.Example | None:
+    """``values`` cut to the fields of ``predictor``'s signature, as a demo; None when one is missing
+    (``Adapter.format_demos`` would drop such a demo silently)."""
+    fields = set(predictor.signature.input_fields) | set(predictor.signature.output_fields)
+    if not fields <= values.keys():
+        return None
+    return dspy.Example(**{k: v for k, v in values.items() if k in fields})
 
 
 def save_role_datasets(examples: Iterable[RoleExample], out: str | Path) -> dict[Role, int]:

@@ -188,21 +188,26 @@ def hindsight_script(turn: Turn):
     return said
 
 
+def compile_one(model: str, role: Role, examples: list[RoleExample], **options):
+    """``compile_roles`` of one role with bootstrap on ``examples``, the scripted ``model`` as the task LM."""
+    with dspy.context(lm=dspy.LM(model, cache=False)):
+        return compile_roles(
+            Debate(preset("debate").updated(model=model)),
+            {role: examples},
+            get_task("arithmetic"),
+            "bootstrap",
+            roles=[role.value],
+            **options,
+        )
+
+
 def test_a_hindsight_teacher_writes_the_hits_the_critic_missed_and_no_demo_holds_the_gold(scripted):
     examples = [critic_example(f"q{i}", i, 10, i + 11 if i % 3 else i + 10) for i in range(1, 16)]
     task_model, teacher_model = scripted(hindsight_script), scripted(hindsight_script)
-    debate = Debate(preset("debate").updated(model=task_model))
-    with dspy.context(lm=dspy.LM(task_model, cache=False)):
-        compiled, reports = compile_roles(
-            debate,
-            {Role.CRITIC: examples},
-            get_task("arithmetic"),
-            "bootstrap",
-            roles=["critic"],
-            teacher=dspy.LM(teacher_model, cache=False),
-            settings={"max_bootstrapped_demos": 0},
-            max_demos=4,
-        )
+    teacher = dspy.LM(teacher_model, cache=False)
+    compiled, reports = compile_one(
+        task_model, Role.CRITIC, examples, teacher=teacher, settings={"max_bootstrapped_demos": 0}, max_demos=4
+    )
     sources = reports["critic"].demo_sources
     hits = [d for d in compiled.critic.demos if d["verdict"] == "flawed"]
     assert sources["hindsight"] == len(hits) >= 1  # the recorded calls held no hit: the teacher wrote them
@@ -221,15 +226,7 @@ def test_a_hindsight_teacher_writes_the_hits_the_critic_missed_and_no_demo_holds
 def test_without_hindsight_no_call_sees_the_gold(scripted):
     examples = [critic_example(f"q{i}", i, 10, i + 11) for i in range(1, 9)]
     model = scripted(hindsight_script)
-    with dspy.context(lm=dspy.LM(model, cache=False)):
-        _, reports = compile_roles(
-            Debate(preset("debate").updated(model=model)),
-            {Role.CRITIC: examples},
-            get_task("arithmetic"),
-            "bootstrap",
-            roles=["critic"],
-            hindsight=False,
-        )
+    _, reports = compile_one(model, Role.CRITIC, examples, hindsight=False)
     assert reports["critic"].demo_sources["hindsight"] == 0
     assert not [t for t in calls_of(model) if "gold_answer" in t.inputs]
 
@@ -248,14 +245,7 @@ def test_gold_rationales_become_proposer_demos_when_no_proposal_was_right(script
         )
         for i in range(1, 7)
     ]
-    with dspy.context(lm=dspy.LM(model, cache=False)):
-        compiled, reports = compile_roles(
-            Debate(preset("debate").updated(model=model)),
-            {Role.PROPOSER: examples},
-            get_task("arithmetic"),
-            "bootstrap",
-            roles=["proposer"],
-        )
+    compiled, reports = compile_one(model, Role.PROPOSER, examples)
     demos = compiled.proposer.demos
     assert reports["proposer"].demo_sources["gold_rationale"] == len(demos) >= 1
     for demo in demos:
@@ -330,9 +320,7 @@ def test_role_datasets_carry_the_tasks_gold_rationale(scripted, tmp_path):
     assert main(argv) == 0
     assert main(["roles", str(runs), "--data-dir", str(data), "--out", str(tmp_path / "roles")]) == 0
     proposers = load_role_dataset(tmp_path / "roles", Role.PROPOSER)
-    assert proposers and all(
-        e.rationale == [f"{e.gold.split('.')[0] and int(e.gold) - 2}+2 = {e.gold}"] for e in proposers
-    )
+    assert proposers and all(e.rationale == [f"{int(e.gold) - 2}+2 = {e.gold}"] for e in proposers)
 
 
 def test_teacher_and_optimizer_settings_are_checked(model, role_data, tmp_path, capsys):
@@ -347,15 +335,7 @@ def test_teacher_and_optimizer_settings_are_checked(model, role_data, tmp_path, 
 def test_a_teacher_runs_the_bootstrapping_traces(scripted):
     examples = [critic_example(f"q{i}", i, 10, i + 10) for i in range(1, 9)]  # right proposals: clean passes
     task_model, teacher_model = scripted(hindsight_script), scripted(hindsight_script)
-    with dspy.context(lm=dspy.LM(task_model, cache=False)):
-        _, reports = compile_roles(
-            Debate(preset("debate").updated(model=task_model)),
-            {Role.CRITIC: examples},
-            get_task("arithmetic"),
-            "bootstrap",
-            roles=["critic"],
-            teacher=dspy.LM(teacher_model, cache=False),
-        )
+    _, reports = compile_one(task_model, Role.CRITIC, examples, teacher=dspy.LM(teacher_model, cache=False))
     assert reports["critic"].demo_sources["optimizer"] >= 1
     traced = [t for t in calls_of(teacher_model) if "gold_answer" not in t.inputs]
     assert len(traced) >= reports["critic"].demo_sources["optimizer"]
