@@ -117,12 +117,8 @@ class _Model:
             return self.contexts[-1].llm
         text = prompt_text(messages)
         # The context sharing the longest prefix; of equals, the one whose other tokens are fewest to lose.
-        best = max(
-            self.contexts,
-            key=lambda c: (shared_prefix(c.text, text), shared_prefix(c.text, text) - len(c.text)),
-            default=None,
-        )
-        kept = shared_prefix(best.text, text) if best is not None else 0
+        shares = [(shared_prefix(c.text, text), c) for c in self.contexts]
+        kept, best = max(shares, key=lambda s: (s[0], s[0] - len(s[1].text)), default=(0, None))
         # Log-probabilities keep logits for every position (n_ctx * n_vocab floats): one such context.
         room = len(self.contexts) < (1 if self.logprobs else max_contexts())
         if best is not None and kept >= REUSE_SHARE * len(text):
