@@ -1,4 +1,4 @@
-"""What other decision protocols would have answered on an eval's recorded debates, with no LM call.
+"""What other decision protocols and earlier stops would have answered on an eval's recorded debates, with no LM call.
 
 Every debate transcript keeps each round's votes, so the vote protocols (majority,
 plurality, confidence, free) can be replayed on them for free: a protocol choice
@@ -7,6 +7,13 @@ decided. An agent's confidence in a round is that of its latest proposer call up
 that round. The judge needs an LM call and is not replayed; a protocol that votes
 skips the judge's calls (the last round's critiques and the resolver), so their
 tokens come off its cost.
+
+Round 0 does not depend on what comes after it, so an earlier stop replays exactly
+too: ``stop.decisive_share`` gates (iMAD, 2025: debate only when the first answers
+hesitate) decide by the debate's own protocol on round 0's votes when round 0 passes
+the gate, at round 0's answering tokens, and keep the recorded debate otherwise.
+A gate is replayed only where that is exact: on debates that decided by vote, and
+not when a recorded debate stopped at round 0 where the replayed gate would not.
 
 Example::
 
@@ -24,11 +31,14 @@ import pandas as pd
 from madspy.data import get_task
 from madspy.evaluation import EvalError, load_rows, paired_rows, read_settings
 from madspy.optimizers.metrics import accuracy, brier
+from madspy.programs.config import DebateConfig
 from madspy.programs.protocols import DecisionContext, Vote, get_protocol
-from madspy.programs.transcript import Transcript, Usage
+from madspy.programs.stopping import DecisiveVote
+from madspy.programs.transcript import StopReason, Transcript, Usage
 
 AS_RECORDED = "as recorded"
 VOTING = ("majority", "plurality", "confidence", "free")
+EARLY_STOPS = {"stop at round 0 if 2/3 agree": 2 / 3, "round 0 only": 0.0}  # line -> stop.decisive_share
 
 
 def vote_history(transcript: Transcript, normalize: Callable[[str | None], str | None]) -> list[list[Vote]]:
@@ -56,9 +66,37 @@ def judge_tokens(transcript: Transcript) -> int:
     return Usage.of(calls).total_tokens
 
 
+def round0_tokens(transcript: Transcript) -> int:
+    """Tokens of round 0's answers: what a debate stopped after round 0 spends (its critique is not due)."""
+    return Usage.of([c for c in transcript.rounds[0].calls if c.role.answers]).total_tokens
+
+
+def early_stop(
+    transcript: Transcript,
+    history: list[list[Vote]],
+    share: float,
+    recorded: tuple[float, float, int],
+    score: Callable[[str | None], float],
+) -> tuple[float, float, int] | None:
+    """(score, confidence, tokens) had the debate stopped after round 0 when one answer held ``share`` of the votes.
+
+    The recorded outcome when round 0 does not pass the gate; None when the replay is not exact
+    (the debate decides by a judge, or it stopped at round 0 on its own gate where this one goes on).
+    """
+    protocol = DebateConfig.model_validate(transcript.config).decision_protocol
+    if protocol not in VOTING or not history:
+        return None
+    passes = DecisiveVote(share, 0.0, agents=len(transcript.config.get("agents") or [])).check(history[:1])
+    if passes is None:
+        stopped_on_gate = len(transcript.rounds) == 1 and transcript.stop_reason == StopReason.DECISIVE_VOTE
+        return None if stopped_on_gate else recorded
+    decided = get_protocol(protocol).decide(history[0], DecisionContext(history=history[:1]))
+    return score(decided.answer), decided.confidence, round0_tokens(transcript)
+
+
 def redecide(folder: str | Path, program: str = "debate", paired: bool = False) -> pd.DataFrame:
-    """Per decision (as recorded, then each vote protocol) on ``program``'s debates in an eval ``folder``:
-    n, accuracy with its 95% interval, mean confidence, Brier score and mean tokens per question.
+    """Per decision (as recorded, each vote protocol, each exact early stop) on ``program``'s debates in an
+    eval ``folder``: n, accuracy with its 95% interval, mean confidence, Brier score and mean tokens per question.
 
     ``paired`` keeps only the questions every program of the folder finished (as ``summary --paired``).
     """
@@ -73,13 +111,16 @@ def redecide(folder: str | Path, program: str = "debate", paired: bool = False) 
         programs = ", ".join(sorted({r.program for r in load_rows(folder)}))
         raise EvalError(f"no rows of {program!r} in {folder}; programs there: {programs}")
     kept: dict[str, list[tuple[float, float, int]]] = {name: [] for name in (AS_RECORDED, *VOTING)}
+    stops: dict[str, list[tuple[float, float, int]]] = {name: [] for name in EARLY_STOPS}
+    inexact: set[str] = set()  # early stops some debate cannot replay: left out of the table
     for row in rows:
         path = folder / row.transcript
         if not path.is_file():
             raise EvalError(f"{path} is missing: its row cannot be re-decided")
         transcript = Transcript.load(path)
         spent = row.usage.prompt_tokens + row.usage.completion_tokens
-        kept[AS_RECORDED].append((row.score, float(row.confidence or 0.0), spent))
+        recorded = (row.score, float(row.confidence or 0.0), spent)
+        kept[AS_RECORDED].append(recorded)
         judged = transcript.decision is not None and transcript.decision.protocol == "judge"
         voting_cost = spent - (judge_tokens(transcript) if judged else 0)
         history = vote_history(transcript, task.normalize)
@@ -89,6 +130,13 @@ def redecide(folder: str | Path, program: str = "debate", paired: bool = False) 
             decision = get_protocol(name).decide(final, ctx) if final else None
             score = task.score(decision.answer if decision else None, row.gold)
             kept[name].append((score, decision.confidence if decision else 0.0, voting_cost))
+        for name, share in EARLY_STOPS.items():
+            replayed = early_stop(transcript, history, share, recorded, lambda a, g=row.gold: task.score(a, g))
+            if replayed is None:
+                inexact.add(name)
+            else:
+                stops[name].append(replayed)
+    kept |= {name: values for name, values in stops.items() if name not in inexact}
     lines = {}
     for name, values in kept.items():
         scores, confidences, tokens = zip(*values, strict=True)

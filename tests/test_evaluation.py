@@ -19,6 +19,7 @@ from madspy.optimizers.traces import ProposalTrace, debate_trace
 from madspy.programs import Debate, DebateConfig
 from madspy.programs.artifact import save_program
 from madspy.programs.flips import Flip
+from madspy.programs.protocols import Vote
 from madspy.programs.transcript import Call, Round, Transcript
 from madspy.rows import EvalRow
 from madspy.testing import Turn, calls_of
@@ -259,6 +260,50 @@ def test_redecide_replays_vote_protocols_on_recorded_debates(scripted, tmp_path,
     assert "no rows of 'debate'" in err and "judge.json, cot" in err
     assert main(["redecide", str(tmp_path / "nowhere")]) == 2
     assert "not an eval folder" in capsys.readouterr().err
+
+
+def test_redecide_replays_earlier_stops_exactly(scripted, tmp_path):
+    """Round 0: two agents give a wrong answer on even-first questions (a 2/3 vote), three different answers
+    on the others; every reviser finds the gold. Stopping after round 0 loses what round 1 found."""
+    from madspy.redecide import early_stop, redecide
+
+    def script(turn: Turn):
+        question, gold = turn.inputs.get("question", ""), int(gold_of(turn.inputs.get("question", "0+0*0+0-0*0")))
+        if turn.role == "reviser":
+            return proposal(str(gold))
+        if turn.role == "proposer":
+            agent = int(re.search(r"agent (\d)", turn.inputs["persona"]).group(1))
+            split = int(EXPRESSION.search(question).group(1)) % 2
+            return proposal(str(gold + [1, 1 + split, 0][agent]))
+        return critique(flawed=False)
+
+    model = scripted(script)
+    agents = [{"persona": f"agent {i}", "temperature": 0.0} for i in range(3)]
+    program = tmp_path / "debate.json"
+    save_program(Debate(DebateConfig(model=model, agents=agents, rounds=2, protocol="majority")), program)
+    run_eval(model, tmp_path / "run", programs=[str(program)])
+    examples = get_task("arithmetic").load(n=N, seed=0)
+    split = sum(int(EXPRESSION.search(e.question).group(1)) % 2 for e in examples) / N
+    assert 0 < split < 1  # both kinds of question in the sample
+
+    table = redecide(tmp_path / "run", str(program))
+    assert table.loc["as recorded", "accuracy"] == 1.0
+    # the 2/3 gate stops on the wrong pair; on a three-way split it debates, as recorded
+    assert table.loc["stop at round 0 if 2/3 agree", "accuracy"] == pytest.approx(split)
+    assert table.loc["round 0 only", "accuracy"] <= split
+    tokens = table["tokens"]
+    assert tokens["round 0 only"] < tokens["stop at round 0 if 2/3 agree"] < tokens["as recorded"]
+    # round 0 only costs the three proposals and nothing else (round 0's critiques are not due)
+    transcripts = [Transcript.load(tmp_path / "run" / r.transcript) for r in load_rows(tmp_path / "run")]
+    proposals = [c for t in transcripts for c in t.rounds[0].calls if c.role == "proposer"]
+    assert len(proposals) == 3 * N
+    assert tokens["round 0 only"] == pytest.approx(sum(c.prompt_tokens + c.completion_tokens for c in proposals) / N)
+
+    # a debate that stopped at round 0 on its own gate cannot say what a stricter gate would have done
+    stopped = transcripts[0].model_copy(update={"rounds": transcripts[0].rounds[:1], "stop_reason": "decisive_vote"})
+    history = [[Vote(0, "1", "1", 0.7), Vote(1, "2", "2", 0.7), Vote(2, "3", "3", 0.7)]]
+    assert early_stop(stopped, history, 2 / 3, (1.0, 0.9, 100), lambda a: 0.0) is None
+    assert early_stop(transcripts[0], history, 2 / 3, (1.0, 0.9, 100), lambda a: 0.0) == (1.0, 0.9, 100)
 
 
 def test_bad_programs_and_tasks_are_one_line_errors(model, tmp_path, capsys):

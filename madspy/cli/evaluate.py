@@ -126,7 +126,9 @@ def add_compare(sub: argparse._SubParsersAction) -> None:
 
 
 def add_redecide(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("redecide", help="replay the vote protocols on an eval's recorded debates (no LM call)")
+    p = sub.add_parser(
+        "redecide", help="replay the vote protocols and earlier stops on an eval's recorded debates (no LM call)"
+    )
     p.add_argument("out", type=Path, help="an eval folder")
     p.add_argument("--program", default="debate", help="the program whose debates are re-decided (default debate)")
     p.add_argument("--paired", action="store_true", help="only the questions every program finished")
@@ -185,23 +187,25 @@ def default_out(args: argparse.Namespace) -> Path:
     return Path("runs", "-".join(str(part) for part in parts if part))
 
 
-def _print_table(summary: pd.DataFrame, title: str) -> None:
-    """The summary with one column per program (it has more metrics than programs)."""
+def _print_table(summary: pd.DataFrame, title: str, columns: bool = True) -> None:
+    """The summary with one column per program (it has more metrics than programs), or one row each."""
     from rich.console import Console
     from rich.table import Table
-
-    table = Table(title=title)
-    table.add_column("metric")
-    for name in summary.index:
-        table.add_column(str(name), justify="right")
 
     def cell(value: object) -> str:
         if isinstance(value, float):
             return "-" if math.isnan(value) else f"{value:.3f}"
         return str(value)
 
-    for metric, values in summary.astype(object).T.iterrows():  # object: an int column stays int
-        table.add_row(str(metric), *(cell(v) for v in values))
+    cells = summary.astype(object)  # object: an int column stays int
+    if columns:
+        cells = cells.T
+    table = Table(title=title)
+    table.add_column("metric" if columns else "decision")
+    for name in cells.columns:
+        table.add_column(str(name), justify="right")
+    for name, values in cells.iterrows():
+        table.add_row(str(name), *(cell(v) for v in values))
     Console().print(table)
 
 
@@ -259,7 +263,8 @@ def cmd_redecide(args: argparse.Namespace) -> int:
     from madspy.redecide import redecide
 
     table = redecide(args.out, args.program, paired=args.paired)
-    _print_table(table, f"{args.out} | {args.program} decided by each protocol | {int(table['n'].iloc[0])} questions")
+    title = f"{args.out} | {args.program} decided by each protocol or stopped earlier | {int(table['n'].iloc[0])} questions"
+    _print_table(table, title, columns=False)
     return 0
 
 
