@@ -306,6 +306,44 @@ def test_redecide_replays_earlier_stops_exactly(scripted, tmp_path):
     assert early_stop(transcripts[0], history, 2 / 3, (1.0, 0.9, 100), lambda a: 0.0) == (1.0, 0.9, 100)
 
 
+def test_calibrate_fits_on_one_eval_checks_on_another_and_saves_the_program(scripted, tmp_path, capsys):
+    """Agents who say 0.95 and are right about half the time: calibrated on one sample, checked on another."""
+    from madspy.calibrate import calibrate
+    from madspy.programs.artifact import load_program
+
+    def overconfident(turn: Turn):
+        return proposal(policy(turn.inputs["question"]), confidence=0.95)
+
+    model = scripted(overconfident)
+    run_eval(model, tmp_path / "fit", programs=["sc:3", "cot"], n=12)
+    run_eval(model, tmp_path / "check", programs=["sc:3"], n=12, seed=1)
+    report = calibrate(tmp_path / "fit", "sc:3", out=tmp_path / "sc3.json", check=tmp_path / "check")
+    assert report.fit["n"] == report.check["n"] == 12
+    assert report.check["ece_10_before"] > 0.3  # 0.95 stated at about half right
+    assert report.check["ece_10_after"] < report.check["ece_10_before"] / 2
+    assert report.check["brier_after"] < report.check["brier_before"]
+
+    # the saved program is the one the folder ran, now reporting the calibrated confidence
+    debate = load_program(tmp_path / "sc3.json", model=model)
+    assert debate.config.calibrator == report.calibrator
+    result = debate(question=get_task("arithmetic").load(n=1, seed=0)[0].question)
+    raw = result.transcript.decision.confidence
+    assert result.confidence == report.calibrator(raw, 1.0) != raw
+
+    assert main(["calibrate", str(tmp_path / "fit"), "--program", "sc:3", "--check", str(tmp_path / "check")]) == 0
+    assert "held out" in capsys.readouterr().out
+    # one line, exit 2: no such program, another program's version, nothing to fit on
+    assert main(["calibrate", str(tmp_path / "fit"), "--program", "debate"]) == 2
+    assert "no debates of 'debate'" in capsys.readouterr().err
+    other = scripted(lambda turn: proposal(policy(turn.inputs["question"]), 0.9))
+    run_eval(other, tmp_path / "other", programs=["sc:3"])
+    with pytest.raises(EvalError, match="another version of 'sc:3'"):
+        calibrate(tmp_path / "fit", "sc:3", check=tmp_path / "other")
+    run_eval(scripted(lambda turn: proposal(gold_of(turn.inputs["question"]))), tmp_path / "right", programs=["cot"])
+    assert main(["calibrate", str(tmp_path / "right"), "--program", "cot"]) == 2
+    assert "some right and some wrong" in capsys.readouterr().err
+
+
 def test_bad_programs_and_tasks_are_one_line_errors(model, tmp_path, capsys):
     with pytest.raises(EvalError, match="unknown program 'nope'"):
         run_eval(model, tmp_path, programs=["cot", "nope"])

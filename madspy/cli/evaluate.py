@@ -1,4 +1,4 @@
-"""The ``madspy eval``, ``summary``, ``compare``, ``redecide`` and ``bench`` subcommands.
+"""The ``madspy eval``, ``summary``, ``compare``, ``redecide``, ``calibrate`` and ``bench`` subcommands.
 
 Example:
     $ madspy eval --task arithmetic --model local/smollm2-135m --n 20    # cot,sc,du-mad,debate -> runs/...
@@ -6,6 +6,7 @@ Example:
     $ madspy summary runs/gsm8k --paired                                # while it runs, or after
     $ madspy compare runs/gsm8k debate cot
     $ madspy redecide runs/gsm8k                                       # majority, confidence, ... on the same debates
+    $ madspy calibrate runs/gsm8k-train --program debate --check runs/gsm8k --out compiled/debate-cal.json
     $ madspy bench engine --json
 """
 
@@ -135,6 +136,18 @@ def add_redecide(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=cmd_redecide)
 
 
+def add_calibrate(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "calibrate", help="fit a program's confidence calibrator on an eval's recorded debates (no LM call)"
+    )
+    p.add_argument("out", type=Path, help="the eval folder whose debates the calibrator is fitted on")
+    p.add_argument("--program", default="debate", help="the program calibrated (default debate)")
+    p.add_argument("--check", type=Path, help="another eval folder of the same program: held-out ECE and Brier")
+    p.add_argument("--save", type=Path, help="write the program with its calibrator to this file")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(handler=cmd_calibrate)
+
+
 def add_bench(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bench", help="benchmarks of madspy itself")
     p.add_argument(
@@ -187,8 +200,9 @@ def default_out(args: argparse.Namespace) -> Path:
     return Path("runs", "-".join(str(part) for part in parts if part))
 
 
-def _print_table(summary: pd.DataFrame, title: str, columns: bool = True) -> None:
-    """The summary with one column per program (it has more metrics than programs), or one row each."""
+def _print_table(summary: pd.DataFrame, title: str, row_label: str | None = None) -> None:
+    """The summary with one column per program (it has more metrics than programs), or with a
+    ``row_label``, one row each."""
     from rich.console import Console
     from rich.table import Table
 
@@ -198,10 +212,10 @@ def _print_table(summary: pd.DataFrame, title: str, columns: bool = True) -> Non
         return str(value)
 
     cells = summary.astype(object)  # object: an int column stays int
-    if columns:
+    if row_label is None:
         cells = cells.T
     table = Table(title=title)
-    table.add_column("metric" if columns else "decision")
+    table.add_column(row_label or "metric")
     for name in cells.columns:
         table.add_column(str(name), justify="right")
     for name, values in cells.iterrows():
@@ -263,8 +277,28 @@ def cmd_redecide(args: argparse.Namespace) -> int:
     from madspy.redecide import redecide
 
     table = redecide(args.out, args.program, paired=args.paired)
-    title = f"{args.out} | {args.program} decided by each protocol or stopped earlier | {int(table['n'].iloc[0])} questions"
-    _print_table(table, title, columns=False)
+    n = int(table["n"].iloc[0])
+    title = f"{args.out} | {args.program} decided by each protocol or stopped earlier | {n} questions"
+    _print_table(table, title, row_label="decision")
+    return 0
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from madspy.calibrate import calibrate
+
+    report = calibrate(args.out, args.program, out=args.save, check=args.check)
+    if args.json:
+        fields = {"program": report.program, "weights": report.calibrator.weights, "fit": report.fit}
+        print(json.dumps(fields | {"check": report.check, "saved": str(report.out) if report.out else None}))
+        return 0
+    measured = {"fitted on (in sample)": report.fit} | ({"held out": report.check} if report.check else {})
+    columns = ["n", "ece_10_before", "ece_10_after", "ece_5_before", "ece_5_after", "brier_before", "brier_after"]
+    table = pd.DataFrame.from_dict(measured, orient="index")[columns]
+    _print_table(table, f"{args.program}: confidence calibrated on {args.out}", row_label="debates")
+    if report.out:
+        print(f"saved {report.out}")
     return 0
 
 

@@ -1,0 +1,129 @@
+"""Fit a program's confidence calibrator on an eval's recorded debates, with no LM call.
+
+``compile`` fits a calibrator on dev debates it runs itself. An eval folder already holds
+debates with known outcomes, and a calibrator only maps the debate's final confidence (it
+changes nothing the debate does), so it can be fitted on one eval's rows (say, the train
+split) and checked on another's (the test split) exactly: the calibrated program would
+have run the same debates and reported the calibrated confidence. The saved program is
+the one the folder ran (its fingerprint is checked) with the calibrator in its config.
+
+Example::
+
+    report = calibrate("runs/gsm8k-train", "debate", out="compiled/debate-calibrated.json",
+                       check="runs/gsm8k-test")
+    report.fit["ece_10_after"], report.check["ece_10_after"]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from madspy.data import get_task
+from madspy.evaluation import EvalError, build_program, load_rows, program_fingerprint, read_settings
+from madspy.optimizers.compile import fit_calibrator
+from madspy.optimizers.metrics import brier, ece
+from madspy.programs.artifact import save_program
+from madspy.programs.calibration import Calibrator
+from madspy.programs.transcript import Transcript
+
+Outcome = tuple[float, float, bool]  # (raw confidence, winning answer's vote share, right)
+
+
+@dataclass
+class CalibrationReport:
+    """A calibrator fitted on one folder's debates of ``program``, its in-sample fit and its held-out check."""
+
+    program: str
+    calibrator: Calibrator
+    fit: dict[str, Any]  # n, ECE (10 and 5 bins) and Brier before and after, on the debates it was fitted on
+    check: dict[str, Any] | None = None  # the same on another folder's debates of the same program
+    out: Path | None = None
+
+
+def _settings(folder: Path, program: str) -> dict[str, Any]:
+    settings = read_settings(folder)
+    if "task" not in settings:
+        raise EvalError(f"{folder} is not an eval folder (no settings.json): give the folder madspy eval wrote")
+    if program not in settings.get("programs", {}):
+        known = ", ".join(settings.get("programs", {})) or "none"
+        raise EvalError(f"{folder} holds no debates of {program!r}; programs there: {known}")
+    return settings
+
+
+def outcomes(folder: str | Path, program: str) -> list[Outcome]:
+    """Each answered debate of ``program`` in an eval ``folder``: raw confidence, vote share, right or not."""
+    folder = Path(folder)
+    _settings(folder, program)
+    found = []
+    for row in load_rows(folder):
+        if row.program != program or row.answer is None:
+            continue
+        path = folder / row.transcript
+        if not path.is_file():
+            raise EvalError(f"{path} is missing: its debate's confidence and vote share are unknown")
+        decision = Transcript.load(path).decision
+        if decision is not None and decision.answer is not None:
+            found.append((decision.confidence, decision.vote_share or 0.0, row.correct))
+    return found
+
+
+def _quality(calibrator: Calibrator, held: list[Outcome]) -> dict[str, Any]:
+    correct = [c for *_, c in held]
+    raw = [conf for conf, _, _ in held]
+    calibrated = [calibrator(conf, share) for conf, share, _ in held]
+    return {
+        "n": len(held),
+        "accuracy": sum(correct) / len(held),
+        "ece_10_before": ece(raw, correct, 10),
+        "ece_10_after": ece(calibrated, correct, 10),
+        "ece_5_before": ece(raw, correct, 5),
+        "ece_5_after": ece(calibrated, correct, 5),
+        "brier_before": brier(raw, correct),
+        "brier_after": brier(calibrated, correct),
+    }
+
+
+def calibrate(
+    folder: str | Path, program: str, *, out: str | Path | None = None, check: str | Path | None = None
+) -> CalibrationReport:
+    """Fit a calibrator on ``program``'s debates in ``folder``; check it on ``check``'s; save the program to ``out``.
+
+    ``check`` must hold debates of the same program (same fingerprint). Raises ``EvalError`` with one
+    line when a folder is not an eval folder, lacks the program or holds too few outcomes to fit.
+    """
+    folder = Path(folder)
+    settings = _settings(folder, program)
+    calibrator, fit = fit_calibrator(outcomes(folder, program))
+    if calibrator is None:
+        raise EvalError(f"cannot calibrate {program!r} on {folder}: {fit['reason']} (found {fit['n']})")
+    report = CalibrationReport(program=program, calibrator=calibrator, fit=fit)
+    if check is not None:
+        check = Path(check)
+        fingerprint = _settings(check, program)["programs"][program]
+        if fingerprint != settings["programs"][program]:
+            raise EvalError(f"{check} ran another version of {program!r} than {folder} (fingerprints differ)")
+        held = outcomes(check, program)
+        if not held:
+            raise EvalError(f"{check} holds no answered debate of {program!r} to check the calibrator on")
+        report.check = _quality(calibrator, held)
+    if out is not None:
+        report.out = _save(folder, settings, program, calibrator, Path(out))
+    return report
+
+
+def _save(folder: Path, settings: dict[str, Any], program: str, calibrator: Calibrator, out: Path) -> Path:
+    """The program ``folder`` ran, rebuilt as eval built it, with ``calibrator``; refused if it has changed since."""
+    if settings.get("adversary") or settings.get("defenses"):
+        raise EvalError(f"{folder} ran with an adversary or replaced defenses: calibrate on a plain eval")
+    task = get_task(settings["task"])
+    debate = build_program(program, task, settings["model"], max_tokens=settings.get("max_tokens"))
+    if program_fingerprint(debate) != settings["programs"][program]:
+        raise EvalError(
+            f"{program!r} has changed since {folder} was recorded (prompts, demos or settings): "
+            "its debates no longer describe it; run the eval again"
+        )
+    debate.config = debate.config.updated(calibrator=calibrator)
+    save_program(debate, out)
+    return out
