@@ -22,8 +22,7 @@ from typing import Any
 
 from madspy.data import get_task
 from madspy.evaluation import EvalError, build_program, load_rows, program_fingerprint, read_settings
-from madspy.optimizers.compile import fit_calibrator
-from madspy.optimizers.metrics import brier, ece
+from madspy.optimizers.compile import calibration_quality, fit_calibrator
 from madspy.programs.artifact import save_program
 from madspy.programs.calibration import Calibrator
 from madspy.programs.transcript import Transcript
@@ -69,22 +68,6 @@ def outcomes(folder: str | Path, program: str) -> list[Outcome]:
     return found
 
 
-def _quality(calibrator: Calibrator, held: list[Outcome]) -> dict[str, Any]:
-    correct = [c for *_, c in held]
-    raw = [conf for conf, _, _ in held]
-    calibrated = [calibrator(conf, share) for conf, share, _ in held]
-    return {
-        "n": len(held),
-        "accuracy": sum(correct) / len(held),
-        "ece_10_before": ece(raw, correct, 10),
-        "ece_10_after": ece(calibrated, correct, 10),
-        "ece_5_before": ece(raw, correct, 5),
-        "ece_5_after": ece(calibrated, correct, 5),
-        "brier_before": brier(raw, correct),
-        "brier_after": brier(calibrated, correct),
-    }
-
-
 def calibrate(
     folder: str | Path, program: str, *, out: str | Path | None = None, check: str | Path | None = None
 ) -> CalibrationReport:
@@ -107,7 +90,7 @@ def calibrate(
         held = outcomes(check, program)
         if not held:
             raise EvalError(f"{check} holds no answered debate of {program!r} to check the calibrator on")
-        report.check = _quality(calibrator, held)
+        report.check = calibration_quality(calibrator, held)
     if out is not None:
         report.out = _save(folder, settings, program, calibrator, Path(out))
     return report

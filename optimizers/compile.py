@@ -186,13 +186,16 @@ def fit_calibrator(outcomes: list[tuple[float, float, bool]]) -> tuple[Calibrato
         calibrator = Calibrator.fit(outcomes)
     except ValueError as e:
         return None, {"fitted": False, "reason": str(e), "n": len(outcomes)}
+    return calibrator, {"fitted": True, "in_sample": True, **calibration_quality(calibrator, outcomes)}
+
+
+def calibration_quality(calibrator: Calibrator, outcomes: list[tuple[float, float, bool]]) -> dict[str, Any]:
+    """n, ECE (10 and 5 bins) and Brier of the raw and the calibrated confidence on (confidence, share, right)."""
     correct = [c for *_, c in outcomes]
     raw = [conf for conf, _, _ in outcomes]
     calibrated = [calibrator(conf, share) for conf, share, _ in outcomes]
-    return calibrator, {
-        "fitted": True,
+    return {
         "n": len(outcomes),
-        "in_sample": True,
         "ece_10_before": ece(raw, correct, 10),
         "ece_10_after": ece(calibrated, correct, 10),
         "ece_5_before": ece(raw, correct, 5),
