@@ -263,6 +263,14 @@ def compile_roles(
 ) -> tuple[Debate, dict[str, RoleReport]]:
     """A copy of ``debate`` with the ``roles`` named compiled on their datasets; the other roles untouched."""
     wanted = roles_named(roles)
+    cfg = debate.config
+    switches = {Role.CRITIC: cfg.critic.enabled, Role.RESOLVER: cfg.resolver.enabled, Role.REFEREE: cfg.referee.enabled}
+    off = [str(r) for r in wanted if not switches.get(r, True)]
+    if off:
+        raise CompileError(
+            f"the program does not run its {', '.join(off)} ({off[0]}.enabled is false): a compiled prompt "
+            f"would never be used; start from a program that runs it (e.g. --set {off[0]}.enabled=true)"
+        )
     missing = [str(r) for r in wanted if not datasets.get(r)]
     if missing:
         raise CompileError(f"no recorded calls of {', '.join(missing)} in the role datasets")

@@ -55,17 +55,21 @@ def du_mad() -> dict[str, Any]:
 def debate() -> dict[str, Any]:
     """madspy's default, an efficient debate: debate only where it pays, and only about the answers in dispute.
 
-    Three agents with their own personas and temperatures answer alone; when one answer is held
-    by every agent (``stop.decisive_share``) the debate stops there (iMAD, 2025: most questions
-    need no debate). Otherwise one round of debate: the critic reviews each distinct answer once
-    (``critic.per_answer``) and revisers read a digest of the distinct answers with their support
-    and strongest argument (``memory="digest"``) instead of every peer's full text. The protocol
-    follows the task's kind (majority on reasoning, the judge on knowledge).
+    Three agents with their own personas and temperatures answer alone; when two of them hold
+    one answer (``stop.decisive_share``) the debate stops there (iMAD, 2025: most questions need
+    no debate). Otherwise one round of debate: revisers read a digest of the distinct answers
+    with their support and strongest argument (``memory="digest"``) instead of every peer's full
+    text. The protocol follows the task's kind (majority on reasoning, the judge on knowledge).
+    No critic: on the bench model it flagged 1 of 111 wrong held-out proposals at a quarter of
+    the debate's tokens, and without it the debate answered as well at 59% of the tokens
+    (bench/RESULTS.md, 2026-12-02). Where a critic model does flag (measure it with
+    ``madspy role-eval``), turn it on: ``critic={"enabled": True}`` reviews each distinct
+    answer once (``critic.per_answer``).
     """
     return {
         "rounds": 2,
-        "stop": {"decisive_share": 1.0, "decisive_confidence": 0.0, "agreement_gate": None, "stable_rounds": 0},
-        "critic": {"per_answer": True},
+        "stop": {"decisive_share": 2 / 3, "decisive_confidence": 0.0, "agreement_gate": None, "stable_rounds": 0},
+        "critic": {"enabled": False, "per_answer": True},
         "memory": "digest",
     }
 

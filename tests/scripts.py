@@ -6,6 +6,9 @@ from typing import Any
 
 from madspy.testing import Turn
 
+# The default debate with its critic on and a unanimity gate: a 2-of-3 first round is reviewed and revised.
+REVIEWED = {"critic": {"enabled": True}, "stop": {"decisive_share": 1.0}}
+
 
 def proposal(answer: str, confidence: float = 0.7, evidence: str = "none") -> dict[str, Any]:
     return {

@@ -38,7 +38,10 @@ def test_json_output_has_the_documented_keys(capsys, model):
 
 def test_show_prints_the_whole_debate(capsys, model, tmp_path):
     code, out, _ = run(
-        capsys, "What is 17 * 23?", "--model", model, "--show", "--no-cache", "--transcript", str(tmp_path / "t.json")
+        capsys,
+        "What is 17 * 23?",
+        *("--model", model, "--critic", "--decisive-share", "1", "--show", "--no-cache"),
+        *("--transcript", str(tmp_path / "t.json")),
     )
     assert code == 0
     for text in ("round 0", "round 1", "proposer", "critic", "resolver", "status:", "stop reason:", "tokens:"):
@@ -92,6 +95,7 @@ def test_program_file_is_loaded(capsys, model, tmp_path):
         (["q", "--model", "local//no/such/model.gguf"], "local model file not found"),
         (["q", "--program", "missing.json"], "program file not found"),
         (["q", "--agents", "0"], "--agents must be at least 1"),
+        (["q", "--critic", "--no-critic"], "--critic and --no-critic contradict each other"),
         (["q", "--rounds", "0"], "--rounds (rounds): Input should be greater than or equal to 1"),
         (["q", "--time-budget", "0"], "--time-budget (budget_s): Input should be greater than 0"),
         (["q", "--set", "critic.deep_review_below=2"], "error: critic.deep_review_below: Input should be less than"),

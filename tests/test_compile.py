@@ -157,6 +157,7 @@ def test_cli_prints_the_estimate_and_refuses(model, capsys, tmp_path):
             "2",
             "--rounds",
             "2",
+            "--critic",
             "--max-calls",
             "10",
             "--out",
@@ -207,7 +208,11 @@ def test_cli_compiled_and_handwritten_programs_run_and_evaluate(model, capsys, t
     )
     assert load_program(handwritten).manifest["optimizer"] == {"name": "handwritten"}
     config = load_program(handwritten).config
-    assert (config.stop.stable_rounds, config.stop.decisive_share, config.memory) == (0, 1.0, "summary")
+    assert (config.stop.stable_rounds, config.stop.decisive_share, config.memory) == (
+        0,
+        pytest.approx(2 / 3),
+        "summary",
+    )
     capsys.readouterr()
     assert main(["compile", "--handwritten", *common, "--set", "memory=terse", "--out", str(handwritten)]) == 2
     assert "madspy: error: memory: Input should be 'previous'" in capsys.readouterr().err

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import optuna
-from scripts import by_agent
+from scripts import REVIEWED, by_agent
 
 from madspy.optimizers.search import sample_config, sample_efficient
 from madspy.programs import Debate
@@ -19,25 +19,30 @@ def debate(model, **changes):
 
 
 def test_a_decisive_first_round_stops_without_a_critic_call(scripted):
-    model = scripted(by_agent(PERSONAS, [["391"], ["391"], ["391"]]))
-    result = debate(model)(question=QUESTION)
-    assert result.stop_reason == "decisive_vote" and result.status == "converged" and result.answer == "391"
-    assert [t.role for t in calls_of(model)] == ["proposer"] * 3
-    assert len(result.transcript.rounds) == 1
+    for answers in ([["391"], ["391"], ["391"]], [["391"], ["401"], ["391"]]):  # unanimous, then 2 of 3
+        model = scripted(by_agent(PERSONAS, answers))
+        result = debate(model, critic={"enabled": True})(question=QUESTION)
+        assert result.stop_reason == "decisive_vote" and result.status == "converged" and result.answer == "391"
+        assert [t.role for t in calls_of(model)] == ["proposer"] * 3
+        assert len(result.transcript.rounds) == 1
 
 
-def test_a_split_first_round_debates_once(scripted):
-    model = scripted(by_agent(PERSONAS, [["391"], ["401", "391"], ["391"]]))
+def test_a_split_first_round_debates_once_without_a_critic_by_default(scripted):
+    split = [["391"], ["401", "391"], ["400", "391"]]  # three answers: no two agree
+    model = scripted(by_agent(PERSONAS, split))
     result = debate(model)(question=QUESTION)
     roles = [t.role for t in calls_of(model)]
     assert len(result.transcript.rounds) == 2 and result.stop_reason == "decisive_vote"  # agreed after revising
-    assert roles.count("reviser") == 3 and "critic" in roles
+    assert roles == ["proposer"] * 3 + ["reviser"] * 3  # the default has no critic
     assert result.answer == "391"
+    reviewed = scripted(by_agent(PERSONAS, split))
+    debate(reviewed, critic={"enabled": True})(question=QUESTION)
+    assert [t.role for t in calls_of(reviewed)].count("critic") == 3  # one per distinct answer
 
 
 def test_proposals_with_one_answer_get_one_critique_shared_by_their_holders(scripted):
     model = scripted(by_agent(PERSONAS, [["391"], ["401"], ["391"]], confidence=0.7))
-    debate(model)(question=QUESTION)
+    debate(model, **REVIEWED)(question=QUESTION)
     critiqued = [t.input_json("proposal") for t in calls_of(model) if t.role == "critic"]
     assert len(critiqued) == 2  # one for 391 (agents 0 and 2), one for 401
     assert sorted(p.splitlines()[0] for p in critiqued) == [
@@ -48,13 +53,13 @@ def test_proposals_with_one_answer_get_one_critique_shared_by_their_holders(scri
     # Every holder of 391 reads the critique of 391's representative as its own.
     assert revisers[PERSONAS[0]].input_json("critiques") == revisers[PERSONAS[2]].input_json("critiques")
     without = scripted(by_agent(PERSONAS, [["391"], ["401"], ["391"]]))
-    debate(without, critic={"per_answer": False})(question=QUESTION)
+    debate(without, critic={"enabled": True, "per_answer": False}, stop={"decisive_share": 1.0})(question=QUESTION)
     assert sum(t.role == "critic" for t in calls_of(without)) == 3
 
 
 def test_the_digest_holds_each_distinct_answer_once_and_is_the_same_for_every_reviser(scripted):
     model = scripted(by_agent(PERSONAS, [["391"], ["401"], ["391"]]))
-    debate(model)(question=QUESTION)
+    debate(model, **REVIEWED)(question=QUESTION)
     revisers = [t for t in calls_of(model) if t.role == "reviser"]
     digests = [t.input_json("peer_answers") for t in revisers]
     assert all(d == digests[0] for d in digests)  # a shared prompt prefix for every reviser of the round
@@ -66,6 +71,7 @@ def test_the_digest_holds_each_distinct_answer_once_and_is_the_same_for_every_re
 
 def test_a_lower_share_gate_stops_on_a_majority_and_a_confidence_gate_keeps_debating(scripted):
     majority = scripted(by_agent(PERSONAS, [["391"], ["401"], ["391"]], confidence=0.9))
+    assert debate(majority, stop={"decisive_share": 1.0})(question=QUESTION).stop_reason == "max_rounds"
     assert debate(majority, stop={"decisive_share": 0.6})(question=QUESTION).stop_reason == "decisive_vote"
     unsure = scripted(by_agent(PERSONAS, [["391"], ["391"], ["391"]], confidence=0.4))
     result = debate(unsure, stop={"decisive_confidence": 0.5})(question=QUESTION)

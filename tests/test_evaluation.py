@@ -75,13 +75,14 @@ def run_eval(model, out, programs=PROGRAMS, **changes):
 
 def test_eval_end_to_end_rows_summary_and_matched_sc(model, tmp_path, expected_accuracy):
     assert 0 < expected_accuracy < 1  # the sample has right and wrong questions
-    ev = run_eval(model, tmp_path)
+    programs = [*PROGRAMS, "debate-v1"]
+    ev = run_eval(model, tmp_path, programs=programs)
     rows = load_rows(tmp_path)
     k = ev.matched_k
-    assert ev.summary.index.tolist() == [*PROGRAMS, f"sc-matched:{k}"]
-    assert len(rows) == N * 5 and len({(r.program, r.id) for r in rows}) == N * 5
+    assert ev.summary.index.tolist() == [*programs, f"sc-matched:{k}"]
+    assert len(rows) == N * 6 and len({(r.program, r.id) for r in rows}) == N * 6
 
-    row = next(r for r in rows if r.program == "debate")
+    row = next(r for r in rows if r.program == "debate-v1")
     assert {
         "program",
         "id",
@@ -104,13 +105,13 @@ def test_eval_end_to_end_rows_summary_and_matched_sc(model, tmp_path, expected_a
     final = [p.correct for p in row.proposals if p.round == 1]
     assert final == [row.score == 1.0] * 3 and sum(not p.correct for p in row.proposals if p.round == 0) >= 1
 
-    for name in PROGRAMS:
+    for name in programs:
         assert ev.summary.loc[name, "accuracy"] == pytest.approx(expected_accuracy)
         assert ev.summary.loc[name, "n"] == N
     # The critic flags exactly the wrong proposals: every wrong one is hit, no right one is flagged.
-    assert ev.summary.loc["debate", "critic_hit_rate"] == 1.0
-    assert ev.summary.loc["debate", "critic_false_alarm"] == 0.0
-    assert ev.summary["critic_hit_rate"].isna()[["cot", "sc", "du-mad"]].all()
+    assert ev.summary.loc["debate-v1", "critic_hit_rate"] == 1.0
+    assert ev.summary.loc["debate-v1", "critic_false_alarm"] == 0.0
+    assert ev.summary["critic_hit_rate"].isna()[["cot", "sc", "du-mad", "debate"]].all()  # no critic in these
     # Strata come from cot: every program is right on all "easy" and wrong on all "hard" questions.
     assert ev.summary.loc["debate", "acc_easy"] == 1.0 and ev.summary.loc["debate", "acc_hard"] == 0.0
 
@@ -125,10 +126,10 @@ def test_eval_end_to_end_rows_summary_and_matched_sc(model, tmp_path, expected_a
 
 
 def test_cost_by_role_and_round_adds_up_to_the_summary(model, tmp_path):
-    ev = run_eval(model, tmp_path, programs=["cot", "debate"])
+    ev = run_eval(model, tmp_path, programs=["cot", "debate-v1"])
     summary, cost = ev.summary, ev.cost
     assert list(summary["prompt_tokens"] + summary["completion_tokens"]) == pytest.approx(list(summary["tokens"]))
-    for name in ["cot", "debate"]:
+    for name in ["cot", "debate-v1"]:
         for by in ["role", "round"]:
             part = cost.loc[(name, by)]
             assert part["calls"].sum() == pytest.approx(summary.loc[name, "calls"])
@@ -136,8 +137,8 @@ def test_cost_by_role_and_round_adds_up_to_the_summary(model, tmp_path):
             assert part["completion_tokens"].sum() == pytest.approx(summary.loc[name, "completion_tokens"])
     assert cost.loc[("cot", "role")].index.tolist() == ["proposer"]
     assert cost.loc[("cot", "role", "proposer"), "calls"] == 1.0
-    assert {"proposer", "critic"} <= set(cost.loc[("debate", "role")].index)
-    assert cost.loc[("debate", "round")].index.tolist()[0] == "0"
+    assert {"proposer", "critic"} <= set(cost.loc[("debate-v1", "role")].index)
+    assert cost.loc[("debate-v1", "round")].index.tolist()[0] == "0"
 
 
 def test_cost_counts_requests_answered_by_another_programs_cached_reply(model, tmp_path):

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import dspy
 import pytest
-from scripts import critique, proposal, resolution
+from scripts import REVIEWED, critique, proposal, resolution
 
 from madspy.cli import main
 from madspy.core.errors import CompileError
@@ -16,7 +17,7 @@ from madspy.optimizers.role_compile import compile_roles
 from madspy.optimizers.role_data import RoleExample, load_role_dataset, proposal_reviews, role_examples
 from madspy.optimizers.role_metrics import RoleMetric
 from madspy.programs import Debate
-from madspy.programs.artifact import load_program
+from madspy.programs.artifact import load_program, save_program
 from madspy.programs.presets import preset
 from madspy.signatures import Role
 from madspy.testing import Turn, calls_of
@@ -24,6 +25,12 @@ from madspy.testing import Turn, calls_of
 PERSONAS = [a.persona for a in preset("debate").agents]
 EXPRESSION = re.compile(r"What is the result of (.*?)\?")
 SHOWN = re.compile(r"answer: (.*?) \(confidence")
+
+
+def reviewed_program(model: str, path: Path) -> str:
+    """The default debate with its critic on, as eval runs a preset on arithmetic, saved for ``--programs``."""
+    save_program(Debate(preset("debate", model=model, **REVIEWED).for_task_kind("reasoning")), path)
+    return str(path)
 
 
 def gold_of(turn: Turn) -> int:
@@ -53,14 +60,15 @@ def model(scripted):
 @pytest.fixture
 def role_data(model, tmp_path):
     runs = tmp_path / "runs"
-    argv = ["eval", "--task", "arithmetic", "--model", model, "--programs", "debate", "--n", "12", "--out", str(runs)]
+    program = reviewed_program(model, tmp_path / "reviewed.json")
+    argv = ["eval", "--task", "arithmetic", "--model", model, "--programs", program, "--n", "12", "--out", str(runs)]
     assert main(argv) == 0
     assert main(["roles", str(runs), "--out", str(tmp_path / "roles")]) == 0
     return tmp_path / "roles"
 
 
 def test_recorded_calls_carry_labels_from_the_gold_answer(model):
-    debate = Debate(preset("debate").updated(model=model))
+    debate = Debate(preset("debate", model=model, **REVIEWED))
     question = "What is the result of 2+3?"
     t = debate(question=question).transcript
     examples = role_examples(t, "q", "5", lambda a: a == "5")
@@ -94,7 +102,7 @@ def test_role_datasets_from_an_eval_folder(role_data):
 
 def test_a_critic_compile_keeps_demos_that_flag_wrong_proposals_and_no_misses(model, role_data):
     datasets = {Role.CRITIC: load_role_dataset(role_data, Role.CRITIC)}
-    debate = Debate(preset("debate").updated(model=model))
+    debate = Debate(preset("debate", model=model, **REVIEWED))
     with dspy.context(lm=dspy.LM(model, cache=False)):
         compiled, reports = compile_roles(
             debate,
@@ -121,7 +129,7 @@ def test_a_critic_compile_keeps_demos_that_flag_wrong_proposals_and_no_misses(mo
 
 def test_roles_compiles_only_the_roles_named(model, role_data, tmp_path):
     out, twin = tmp_path / "roles.json", tmp_path / "hand.json"
-    base = ["--task", "arithmetic", "--model", model]
+    base = ["--task", "arithmetic", "--model", model, "--critic"]
     assert main(["compile", "--handwritten", *base, "--out", str(twin)]) == 0
     argv = ["compile", *base, "--optimizer", "bootstrap", "--roles", "critic", "--role-data", str(role_data)]
     assert main([*argv, "--dev", "3", "--out", str(out)]) == 0
@@ -148,9 +156,11 @@ def test_role_compile_refuses_clearly(model, role_data, tmp_path, capsys):
     (role_data / "critic.jsonl").write_text("not json\n")
     assert main([*base, "--roles", "critic", "--role-data", str(role_data)]) != 0
     assert "is not a role dataset" in capsys.readouterr().err
+    with pytest.raises(CompileError, match="does not run its critic"):  # the default debate has no critic
+        compile_roles(Debate(preset("debate", model=model)), {}, get_task("arithmetic"), "bootstrap", roles=["critic"])
     with pytest.raises(CompileError, match="no recorded calls of mask"):
         compile_roles(
-            Debate(preset("debate").updated(model=model)), {}, get_task("arithmetic"), "bootstrap", roles=["mask"]
+            Debate(preset("debate", model=model, **REVIEWED)), {}, get_task("arithmetic"), "bootstrap", roles=["mask"]
         )
 
 
@@ -192,7 +202,7 @@ def compile_one(model: str, role: Role, examples: list[RoleExample], **options):
     """``compile_roles`` of one role with bootstrap on ``examples``, the scripted ``model`` as the task LM."""
     with dspy.context(lm=dspy.LM(model, cache=False)):
         return compile_roles(
-            Debate(preset("debate").updated(model=model)),
+            Debate(preset("debate", model=model, **REVIEWED)),
             {role: examples},
             get_task("arithmetic"),
             "bootstrap",
@@ -264,7 +274,7 @@ def varied(turn: Turn):
 
 def test_every_proposal_becomes_a_critic_example_with_its_label(scripted, tmp_path):
     model = scripted(varied)
-    t = Debate(preset("debate").updated(model=model))(question="What is the result of 2+3?").transcript
+    t = Debate(preset("debate", model=model, **REVIEWED))(question="What is the result of 2+3?").transcript
     reviews = proposal_reviews(t, "q", "5", lambda a: a == "5")
     answers = [c for r in t.rounds for c in r.calls if c.role in ("proposer", "reviser") and c.ok]
     assert len(reviews) == len(answers) > len([c for r in t.rounds for c in r.calls if c.role == "critic"])
@@ -272,8 +282,9 @@ def test_every_proposal_becomes_a_critic_example_with_its_label(scripted, tmp_pa
     assert all(e.inputs["question"] == t.question and e.outputs == {} for e in reviews)
 
     runs = tmp_path / "runs"
+    program = reviewed_program(model, tmp_path / "r.json")
     assert (
-        main(["eval", "--task", "arithmetic", "--model", model, "--programs", "debate", "--n", "3", "--out", str(runs)])
+        main(["eval", "--task", "arithmetic", "--model", model, "--programs", program, "--n", "3", "--out", str(runs)])
         == 0
     )
     assert main(["roles", str(runs), "--out", str(tmp_path / "some")]) == 0
@@ -325,7 +336,7 @@ def test_role_datasets_carry_the_tasks_gold_rationale(scripted, tmp_path):
 
 def test_teacher_and_optimizer_settings_are_checked(model, role_data, tmp_path, capsys):
     out = str(tmp_path / "x")
-    base = ["compile", "--task", "arithmetic", "--model", model, "--optimizer", "bootstrap", "--out", out]
+    base = ["compile", "--task", "arithmetic", "--model", model, "--optimizer", "bootstrap", "--out", out, "--critic"]
     assert main([*base, "--teacher", model]) == 2
     assert "--teacher and --no-hindsight apply to role-wise compile" in capsys.readouterr().err
     assert main([*base, "--roles", "critic", "--role-data", str(role_data), "--optimizer-set", "bogus=1"]) == 2
@@ -352,10 +363,8 @@ def demo_aware(turn: Turn):
 
 
 def test_role_eval_ab_tests_a_compiled_critic_against_the_handwritten_one(scripted, role_data, tmp_path, capsys):
-    from madspy.programs.artifact import save_program
-
     model = scripted(demo_aware)
-    compiled = Debate(preset("debate").updated(model=model)).fork()
+    compiled = Debate(preset("debate", model=model, **REVIEWED)).fork()
     compiled.critic.demos = [
         dspy.Example(
             question="What is the result of 1+1?",

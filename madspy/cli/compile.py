@@ -66,6 +66,7 @@ def add_compile(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--agents", type=int, help="number of debaters")
     p.add_argument("--rounds", type=int, help="rounds in all, round 0 included")
     p.add_argument("--protocol", choices=get_args(ProtocolName), help="how the final answer is chosen")
+    p.add_argument("--critic", action="store_true", help="switch the critic on (off in debate); to compile it")
     p.add_argument(
         "--max-calls",
         type=int,
@@ -208,6 +209,8 @@ def _config_changes(args: argparse.Namespace) -> dict[str, Any]:
         changes["agents"] = [a.model_dump() for a in DebateConfig.default_agents(args.agents)]
     if args.protocol == "majority":
         changes["resolver"] = {"enabled": False}
+    if args.critic:
+        changes["critic"] = {"enabled": True}
     return set_changes(args.set, changes)
 
 

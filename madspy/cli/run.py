@@ -52,7 +52,7 @@ RUN_OPTIONS: dict[str, tuple[str, Any, str]] = {
     "--decisive-share": (
         "stop.decisive_share",
         float,
-        "stop when one answer is held by this share of the agents (debate: 1.0, all agree)",
+        "stop when one answer is held by this share of the agents (debate: 2/3)",
     ),
     "--decisive-confidence": (
         "stop.decisive_confidence",
@@ -68,11 +68,12 @@ RUN_OPTIONS: dict[str, tuple[str, Any, str]] = {
     ),
 }
 RUN_SWITCHES: dict[str, tuple[dict[str, Any], str]] = {
+    "--critic": ({"critic.enabled": True}, "switch the critic on (debate: off; measure yours with role-eval)"),
     "--no-critic": ({"critic.enabled": False}, "switch the critic off"),
     "--no-resolver": ({"resolver.enabled": False}, "switch the resolver off (auto protocol becomes majority)"),
     "--isolated-critic": ({"critic.isolated": True}, "the critic sees only the proposal, not the question"),
     "--critic-checklist": ({"critic.checklist_retry": True}, "ask a critic that found nothing once more"),
-    "--per-answer-critic": ({"critic.per_answer": True}, "one critique per distinct answer (debate: on)"),
+    "--per-answer-critic": ({"critic.per_answer": True}, "one critique per distinct answer (debate: on with --critic)"),
     "--referee": ({"referee.enabled": True}, "referee each round: relevance, interventions, topic anchor"),
     "--referee-long": ({"referee.enabled": True, "referee.cadence": "long"}, "referee only unusually long rounds"),
     "--no-cache": ({"cache": False}, "do not reuse cached LM replies"),
@@ -132,6 +133,8 @@ def _debate(args: argparse.Namespace):
     for path, _, _ in RUN_OPTIONS.values():
         if getattr(args, path) is not None:
             put(changes, path, getattr(args, path))
+    if args.critic and args.no_critic:
+        raise InputError("--critic and --no-critic contradict each other: give one")
     for flag, (settings, _) in RUN_SWITCHES.items():
         if getattr(args, flag[2:].replace("-", "_")):
             for path, value in settings.items():
