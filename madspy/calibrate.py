@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from madspy.data import get_task
-from madspy.evaluation import EvalError, build_program, load_rows, program_fingerprint, read_settings
+from madspy.evaluation import EvalError, build_program, eval_settings, load_rows, program_fingerprint
 from madspy.optimizers.compile import calibration_quality, fit_calibrator
 from madspy.programs.artifact import save_program
 from madspy.programs.calibration import Calibrator
@@ -42,9 +42,7 @@ class CalibrationReport:
 
 
 def _settings(folder: Path, program: str) -> dict[str, Any]:
-    settings = read_settings(folder)
-    if "task" not in settings:
-        raise EvalError(f"{folder} is not an eval folder (no settings.json): give the folder madspy eval wrote")
+    settings = eval_settings(folder)
     if program not in settings.get("programs", {}):
         known = ", ".join(settings.get("programs", {})) or "none"
         raise EvalError(f"{folder} holds no debates of {program!r}; programs there: {known}")

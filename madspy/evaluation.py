@@ -223,6 +223,14 @@ def read_settings(out: Path) -> dict[str, Any]:
     return json.loads(file.read_text(encoding="utf-8")) if file.is_file() else {}
 
 
+def eval_settings(folder: Path) -> dict[str, Any]:
+    """An eval folder's settings; ``EvalError`` when ``folder`` is not one (no settings.json naming a task)."""
+    settings = read_settings(folder)
+    if "task" not in settings:
+        raise EvalError(f"{folder} is not an eval folder (no {SETTINGS_FILE}): give the folder madspy eval wrote")
+    return settings
+
+
 def _write_settings(out: Path, settings: dict[str, Any]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / SETTINGS_FILE).write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from madspy.data import Task, get_task
-from madspy.evaluation import CORRECT_AT, SETTINGS_FILE, EvalError, load_rows
+from madspy.evaluation import CORRECT_AT, eval_settings, load_rows
 from madspy.programs.transcript import Call, Transcript
 
 OPTION_OF = {"mmlu": "subject", "bbh": "subtask", "wmt22": "pair"}  # how Task.name spells its option
@@ -84,10 +84,7 @@ def transcript_pairs(t: Transcript, is_correct: Callable[[str], bool]) -> list[d
 
 def eval_folder_task(eval_dir: Path) -> Task:
     """The task an eval folder was run on (from its settings); refuses a folder that is not one."""
-    settings_file = eval_dir / SETTINGS_FILE
-    if not settings_file.is_file():
-        raise EvalError(f"{eval_dir} is not an eval folder (no {SETTINGS_FILE})")
-    return task_named(json.loads(settings_file.read_text(encoding="utf-8"))["task"])
+    return task_named(eval_settings(eval_dir)["task"])
 
 
 def export_pairs(eval_dir: str | Path, out: str | Path) -> int:

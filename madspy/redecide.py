@@ -29,7 +29,7 @@ from pathlib import Path
 import pandas as pd
 
 from madspy.data import get_task
-from madspy.evaluation import EvalError, load_rows, paired_rows, read_settings
+from madspy.evaluation import EvalError, eval_settings, load_rows, paired_rows
 from madspy.optimizers.metrics import accuracy, brier
 from madspy.programs.config import DebateConfig
 from madspy.programs.protocols import DecisionContext, Vote, get_protocol
@@ -101,10 +101,7 @@ def redecide(folder: str | Path, program: str = "debate", paired: bool = False) 
     ``paired`` keeps only the questions every program of the folder finished (as ``summary --paired``).
     """
     folder = Path(folder)
-    settings = read_settings(folder)
-    if "task" not in settings:
-        raise EvalError(f"{folder} is not an eval folder (no settings.json): give the folder madspy eval wrote")
-    task = get_task(settings["task"])
+    task = get_task(eval_settings(folder)["task"])
     rows = load_rows(folder)
     rows = [r for r in (paired_rows(rows) if paired else rows) if r.program == program]
     if not rows:

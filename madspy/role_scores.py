@@ -47,9 +47,7 @@ def example_key(e: RoleExample) -> str:
 
 def _settings_of(debate: Debate, role: Role) -> tuple[str | None, float]:
     """The model (None: the debate's) and temperature the debate calls ``role`` with (answers: agent 0's)."""
-    cfg = debate.config
-    by_role = {Role.CRITIC: cfg.critic, Role.RESOLVER: cfg.resolver, Role.REFEREE: cfg.referee, Role.MASK: cfg.mask}
-    part = by_role.get(role, cfg.agents[0])
+    part = debate.config.role_config(role) or debate.config.agents[0]
     return part.model, part.temperature
 
 

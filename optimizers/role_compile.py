@@ -263,9 +263,7 @@ def compile_roles(
 ) -> tuple[Debate, dict[str, RoleReport]]:
     """A copy of ``debate`` with the ``roles`` named compiled on their datasets; the other roles untouched."""
     wanted = roles_named(roles)
-    cfg = debate.config
-    switches = {Role.CRITIC: cfg.critic.enabled, Role.RESOLVER: cfg.resolver.enabled, Role.REFEREE: cfg.referee.enabled}
-    off = [str(r) for r in wanted if not switches.get(r, True)]
+    off = [str(r) for r in wanted if (part := debate.config.role_config(r)) is not None and not part.enabled]
     if off:
         raise CompileError(
             f"the program does not run its {', '.join(off)} ({off[0]}.enabled is false): a compiled prompt "

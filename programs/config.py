@@ -310,6 +310,15 @@ class DebateConfig(_Strict):
         except ValidationError as e:
             raise ConfigError.of(e) from None
 
+    def role_config(self, role: str) -> RoleConfig | None:
+        """The settings of a non-debater role (critic, resolver, referee, mask); None for proposer and reviser.
+
+        >>> DebateConfig().role_config("critic").temperature, DebateConfig().role_config("proposer")
+        (0.3, None)
+        """
+        parts = {"critic": self.critic, "resolver": self.resolver, "referee": self.referee, "mask": self.mask}
+        return parts.get(str(role))
+
     def models(self) -> set[str]:
         """Every model string the debate may call."""
         used = {self.model} | {a.model for a in self.agents if a.model}
