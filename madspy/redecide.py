@@ -73,20 +73,22 @@ def round0_tokens(transcript: Transcript) -> int:
 
 def early_stop(
     transcript: Transcript,
+    config: DebateConfig,
     history: list[list[Vote]],
     share: float,
     recorded: tuple[float, float, int],
     score: Callable[[str | None], float],
 ) -> tuple[float, float, int] | None:
-    """(score, confidence, tokens) had the debate stopped after round 0 when one answer held ``share`` of the votes.
+    """(score, confidence, tokens) had the debate (run with ``config``) stopped after round 0
+    when one answer held ``share`` of the votes.
 
     The recorded outcome when round 0 does not pass the gate; None when the replay is not exact
     (the debate decides by a judge, or it stopped at round 0 on its own gate where this one goes on).
     """
-    protocol = DebateConfig.model_validate(transcript.config).decision_protocol
+    protocol = config.decision_protocol
     if protocol not in VOTING or not history:
         return None
-    passes = DecisiveVote(share, 0.0, agents=len(transcript.config.get("agents") or [])).check(history[:1])
+    passes = DecisiveVote(share, 0.0, agents=len(config.agents)).check(history[:1])
     if passes is None:
         stopped_on_gate = len(transcript.rounds) == 1 and transcript.stop_reason == StopReason.DECISIVE_VOTE
         return None if stopped_on_gate else recorded
@@ -127,8 +129,9 @@ def redecide(folder: str | Path, program: str = "debate", paired: bool = False) 
             decision = get_protocol(name).decide(final, ctx) if final else None
             score = task.score(decision.answer if decision else None, row.gold)
             kept[name].append((score, decision.confidence if decision else 0.0, voting_cost))
+        config = DebateConfig.model_validate(transcript.config)
         for name, share in EARLY_STOPS.items():
-            replayed = early_stop(transcript, history, share, recorded, lambda a, g=row.gold: task.score(a, g))
+            replayed = early_stop(transcript, config, history, share, recorded, lambda a, g=row.gold: task.score(a, g))
             if replayed is None:
                 inexact.add(name)
             else:

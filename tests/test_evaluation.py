@@ -303,8 +303,9 @@ def test_redecide_replays_earlier_stops_exactly(scripted, tmp_path):
     # a debate that stopped at round 0 on its own gate cannot say what a stricter gate would have done
     stopped = transcripts[0].model_copy(update={"rounds": transcripts[0].rounds[:1], "stop_reason": "decisive_vote"})
     history = [[Vote(0, "1", "1", 0.7), Vote(1, "2", "2", 0.7), Vote(2, "3", "3", 0.7)]]
-    assert early_stop(stopped, history, 2 / 3, (1.0, 0.9, 100), lambda a: 0.0) is None
-    assert early_stop(transcripts[0], history, 2 / 3, (1.0, 0.9, 100), lambda a: 0.0) == (1.0, 0.9, 100)
+    config = DebateConfig.model_validate(stopped.config)
+    assert early_stop(stopped, config, history, 2 / 3, (1.0, 0.9, 100), lambda a: 0.0) is None
+    assert early_stop(transcripts[0], config, history, 2 / 3, (1.0, 0.9, 100), lambda a: 0.0) == (1.0, 0.9, 100)
 
 
 def test_calibrate_fits_on_one_eval_checks_on_another_and_saves_the_program(scripted, tmp_path, capsys):
