@@ -628,8 +628,19 @@ class Comparison:
         )
 
 
-def compare(rows: Sequence[EvalRow], a: str, b: str, *, n_resamples: int = 10000, seed: int = 0) -> Comparison:
+def compare(
+    rows: Sequence[EvalRow],
+    a: str,
+    b: str,
+    *,
+    rows_b: Sequence[EvalRow] | None = None,
+    n_resamples: int = 10000,
+    seed: int = 0,
+) -> Comparison:
     """Paired bootstrap and McNemar test of ``a`` against ``b`` on their shared question ids.
+
+    ``rows_b``, when given, holds ``b``'s rows (another eval of the same questions, e.g. yesterday's run or
+    another model), so ``a`` and ``b`` may even share a name.
 
     >>> rows = [EvalRow(program=p, id=str(i), gold="1", score=s, correct=bool(s), status="converged", wall_s=1.0)
     ...         for p, scores in {"x": [1, 1, 1, 0], "y": [0, 1, 0, 0]}.items() for i, s in enumerate(scores)]
@@ -637,15 +648,16 @@ def compare(rows: Sequence[EvalRow], a: str, b: str, *, n_resamples: int = 10000
     >>> c.n, c.accuracy_a, c.accuracy_b, c.mcnemar.p_value
     (4, 0.75, 0.25, 0.5)
     """
-    by = {name: {r.id: r for r in rows if r.program == name} for name in (a, b)}
-    for name, found in by.items():
-        if not found:
-            known = ", ".join(sorted({r.program for r in rows})) or "none"
+    sources = {"a": (a, rows), "b": (b, rows if rows_b is None else rows_b)}
+    by = {side: {r.id: r for r in found if r.program == name} for side, (name, found) in sources.items()}
+    for side, (name, found) in sources.items():
+        if not by[side]:
+            known = ", ".join(sorted({r.program for r in found})) or "none"
             raise EvalError(f"no rows for program {name!r}; programs in these rows: {known}")
-    ids = [i for i in by[a] if i in by[b]]
+    ids = [i for i in by["a"] if i in by["b"]]
     if not ids:
         raise EvalError(f"{a} and {b} share no question ids")
-    ra, rb = [by[a][i] for i in ids], [by[b][i] for i in ids]
+    ra, rb = [by["a"][i] for i in ids], [by["b"][i] for i in ids]
 
     def mean(values: Iterable[float]) -> float:
         values = list(values)

@@ -96,11 +96,15 @@ def early_stop(
     return score(decided.answer), decided.confidence, round0_tokens(transcript)
 
 
-def redecide(folder: str | Path, program: str = "debate", paired: bool = False) -> pd.DataFrame:
+def redecide(
+    folder: str | Path, program: str = "debate", paired: bool = False, skip_missing: bool = False
+) -> pd.DataFrame:
     """Per decision (as recorded, each vote protocol, each exact early stop) on ``program``'s debates in an
     eval ``folder``: n, accuracy with its 95% interval, mean confidence, Brier score and mean tokens per question.
 
     ``paired`` keeps only the questions every program of the folder finished (as ``summary --paired``).
+    ``skip_missing`` re-decides only the rows whose transcript exists (the table's ``n`` says how many);
+    without it a missing transcript is an error.
     """
     folder = Path(folder)
     task = get_task(eval_settings(folder)["task"])
@@ -112,10 +116,17 @@ def redecide(folder: str | Path, program: str = "debate", paired: bool = False) 
     kept: dict[str, list[tuple[float, float, int]]] = {name: [] for name in (AS_RECORDED, *VOTING)}
     stops: dict[str, list[tuple[float, float, int]]] = {name: [] for name in EARLY_STOPS}
     inexact: set[str] = set()  # early stops some debate cannot replay: left out of the table
+    missing = [r for r in rows if not (folder / r.transcript).is_file()]
+    if missing and not skip_missing:
+        raise EvalError(
+            f"{folder / missing[0].transcript} is missing ({len(missing)} of {len(rows)} transcripts): its row "
+            "cannot be re-decided; --skip-missing re-decides the rows whose transcripts exist"
+        )
+    rows = [r for r in rows if (folder / r.transcript).is_file()]
+    if not rows:
+        raise EvalError(f"no transcript of {program!r} in {folder}: nothing to re-decide")
     for row in rows:
         path = folder / row.transcript
-        if not path.is_file():
-            raise EvalError(f"{path} is missing: its row cannot be re-decided")
         transcript = Transcript.load(path)
         spent = row.usage.prompt_tokens + row.usage.completion_tokens
         recorded = (row.score, float(row.confidence or 0.0), spent)

@@ -262,6 +262,12 @@ def test_redecide_replays_vote_protocols_on_recorded_debates(scripted, tmp_path,
     assert main(["redecide", str(tmp_path / "nowhere")]) == 2
     assert "not an eval folder" in capsys.readouterr().err
 
+    lost = next(r for r in load_rows(tmp_path / "run") if r.program == str(program))  # a transcript gone
+    (tmp_path / "run" / lost.transcript).unlink()
+    with pytest.raises(EvalError, match=rf"missing \(1 of {N} transcripts\).*--skip-missing"):
+        redecide(tmp_path / "run", str(program))
+    assert redecide(tmp_path / "run", str(program), skip_missing=True).loc["as recorded", "n"] == N - 1
+
 
 def test_redecide_replays_earlier_stops_exactly(scripted, tmp_path):
     """Round 0: two agents give a wrong answer on even-first questions (a 2/3 vote), three different answers
@@ -636,3 +642,16 @@ def test_cli_compare_prints_the_paired_test(tmp_path, capsys):
     result = json.loads(capsys.readouterr().out)
     assert result["n"] == 3 and result["mcnemar"]["p_value"] == 1.0 and "verdict" in result
     assert main(["compare", str(tmp_path / "none"), "a", "b"]) == 2
+
+
+def test_cli_compare_takes_program_b_from_another_eval_folder(tmp_path, capsys):
+    today, yesterday = tmp_path / "today", tmp_path / "yesterday"
+    for folder, scores in ((today, [1, 1, 1, 0]), (yesterday, [0, 0, 1, 0])):
+        folder.mkdir()
+        (folder / "rows.jsonl").write_text("\n".join(r.model_dump_json() for r in _rows({"debate": scores})))
+    assert main(["compare", str(today), "debate", "debate", "--b-rows", str(yesterday), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert (result["n"], result["accuracy_a"], result["accuracy_b"]) == (4, 0.75, 0.25)
+    assert (result["mcnemar"]["a_only"], result["mcnemar"]["b_only"]) == (2, 0)
+    assert main(["compare", str(today), "debate", "cot", "--b-rows", str(yesterday)]) == 2
+    assert "no rows for program 'cot'; programs in these rows: debate" in capsys.readouterr().err

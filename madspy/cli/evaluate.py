@@ -122,6 +122,11 @@ def add_compare(sub: argparse._SubParsersAction) -> None:
     p.add_argument("rows", type=Path, help="an eval folder or its rows.jsonl")
     p.add_argument("a", help="program A (as named in the rows)")
     p.add_argument("b", help="program B")
+    p.add_argument(
+        "--b-rows",
+        type=Path,
+        help="take program B's rows from this other eval folder (or rows.jsonl) of the same questions",
+    )
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
     p.set_defaults(handler=cmd_compare)
 
@@ -133,6 +138,9 @@ def add_redecide(sub: argparse._SubParsersAction) -> None:
     p.add_argument("out", type=Path, help="an eval folder")
     p.add_argument("--program", default="debate", help="the program whose debates are re-decided (default debate)")
     p.add_argument("--paired", action="store_true", help="only the questions every program finished")
+    p.add_argument(
+        "--skip-missing", action="store_true", help="re-decide only the rows whose transcripts exist (else an error)"
+    )
     p.set_defaults(handler=cmd_redecide)
 
 
@@ -276,7 +284,7 @@ def cmd_summary(args: argparse.Namespace) -> int:
 def cmd_redecide(args: argparse.Namespace) -> int:
     from madspy.redecide import redecide
 
-    table = redecide(args.out, args.program, paired=args.paired)
+    table = redecide(args.out, args.program, paired=args.paired, skip_missing=args.skip_missing)
     n = int(table["n"].iloc[0])
     title = f"{args.out} | {args.program} decided by each protocol or stopped earlier | {n} questions"
     _print_table(table, title, row_label="decision")
@@ -307,7 +315,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     from madspy.evaluation import compare, load_rows
 
-    c = compare(load_rows(args.rows), args.a, args.b)
+    rows_b = load_rows(args.b_rows) if args.b_rows else None
+    c = compare(load_rows(args.rows), args.a, args.b, rows_b=rows_b)
     if args.json:
         print(json.dumps(asdict(c) | {"verdict": c.verdict}))
         return 0
