@@ -49,8 +49,11 @@ def _settings(folder: Path, program: str) -> dict[str, Any]:
     return settings
 
 
-def outcomes(folder: str | Path, program: str) -> list[Outcome]:
-    """Each answered debate of ``program`` in an eval ``folder``: raw confidence, vote share, right or not."""
+def outcomes(folder: str | Path, program: str, *, skip_missing: bool = False) -> list[Outcome]:
+    """Each answered debate of ``program`` in an eval ``folder``: raw confidence, vote share, right or not.
+
+    A row whose transcript is missing is an error, or left out with ``skip_missing``.
+    """
     folder = Path(folder)
     _settings(folder, program)
     found = []
@@ -59,7 +62,12 @@ def outcomes(folder: str | Path, program: str) -> list[Outcome]:
             continue
         path = folder / row.transcript
         if not path.is_file():
-            raise EvalError(f"{path} is missing: its debate's confidence and vote share are unknown")
+            if skip_missing:
+                continue
+            raise EvalError(
+                f"{path} is missing: its debate's confidence and vote share are unknown "
+                "(--skip-missing leaves such rows out)"
+            )
         decision = Transcript.load(path).decision
         if decision is not None and decision.answer is not None:
             found.append((decision.confidence, decision.vote_share or 0.0, row.correct))
@@ -67,16 +75,23 @@ def outcomes(folder: str | Path, program: str) -> list[Outcome]:
 
 
 def calibrate(
-    folder: str | Path, program: str, *, out: str | Path | None = None, check: str | Path | None = None
+    folder: str | Path,
+    program: str,
+    *,
+    out: str | Path | None = None,
+    check: str | Path | None = None,
+    skip_missing: bool = False,
 ) -> CalibrationReport:
     """Fit a calibrator on ``program``'s debates in ``folder``; check it on ``check``'s; save the program to ``out``.
 
-    ``check`` must hold debates of the same program (same fingerprint). Raises ``EvalError`` with one
-    line when a folder is not an eval folder, lacks the program or holds too few outcomes to fit.
+    ``check`` must hold debates of the same program (same fingerprint). ``skip_missing`` leaves out the rows
+    of either folder whose transcripts are missing (the reports' ``n`` count what was used). Raises
+    ``EvalError`` with one line when a folder is not an eval folder, lacks the program or holds too few
+    outcomes to fit.
     """
     folder = Path(folder)
     settings = _settings(folder, program)
-    calibrator, fit = fit_calibrator(outcomes(folder, program))
+    calibrator, fit = fit_calibrator(outcomes(folder, program, skip_missing=skip_missing))
     if calibrator is None:
         raise EvalError(f"cannot calibrate {program!r} on {folder}: {fit['reason']} (found {fit['n']})")
     report = CalibrationReport(program=program, calibrator=calibrator, fit=fit)
@@ -85,7 +100,7 @@ def calibrate(
         fingerprint = _settings(check, program)["programs"][program]
         if fingerprint != settings["programs"][program]:
             raise EvalError(f"{check} ran another version of {program!r} than {folder} (fingerprints differ)")
-        held = outcomes(check, program)
+        held = outcomes(check, program, skip_missing=skip_missing)
         if not held:
             raise EvalError(f"{check} holds no answered debate of {program!r} to check the calibrator on")
         report.check = calibration_quality(calibrator, held)

@@ -340,6 +340,11 @@ def test_calibrate_fits_on_one_eval_checks_on_another_and_saves_the_program(scri
 
     assert main(["calibrate", str(tmp_path / "fit"), "--program", "sc:3", "--check", str(tmp_path / "check")]) == 0
     assert "held out" in capsys.readouterr().out
+    lost = next(r for r in load_rows(tmp_path / "check") if r.answer is not None)  # a held-out transcript gone
+    (tmp_path / "check" / lost.transcript).unlink()
+    with pytest.raises(EvalError, match=r"is missing.*--skip-missing"):
+        calibrate(tmp_path / "fit", "sc:3", check=tmp_path / "check")
+    assert calibrate(tmp_path / "fit", "sc:3", check=tmp_path / "check", skip_missing=True).check["n"] == 11
     # one line, exit 2: no such program, another program's version, nothing to fit on
     assert main(["calibrate", str(tmp_path / "fit"), "--program", "debate"]) == 2
     assert "no debates of 'debate'" in capsys.readouterr().err

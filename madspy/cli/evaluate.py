@@ -152,6 +152,9 @@ def add_calibrate(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--program", default="debate", help="the program calibrated (default debate)")
     p.add_argument("--check", type=Path, help="another eval folder of the same program: held-out ECE and Brier")
     p.add_argument("--save", type=Path, help="write the program with its calibrator to this file")
+    p.add_argument(
+        "--skip-missing", action="store_true", help="leave out rows whose transcripts are missing (else an error)"
+    )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(handler=cmd_calibrate)
 
@@ -296,7 +299,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
     from madspy.calibrate import calibrate
 
-    report = calibrate(args.out, args.program, out=args.save, check=args.check)
+    report = calibrate(args.out, args.program, out=args.save, check=args.check, skip_missing=args.skip_missing)
     if args.json:
         fields = {"program": report.program, "weights": report.calibrator.weights, "fit": report.fit}
         print(json.dumps(fields | {"check": report.check, "saved": str(report.out) if report.out else None}))
