@@ -658,5 +658,6 @@ def test_cli_compare_takes_program_b_from_another_eval_folder(tmp_path, capsys):
     result = json.loads(capsys.readouterr().out)
     assert (result["n"], result["accuracy_a"], result["accuracy_b"]) == (4, 0.75, 0.25)
     assert (result["mcnemar"]["a_only"], result["mcnemar"]["b_only"]) == (2, 0)
+    assert (result["a"], result["b"]) == (f"debate ({today.name})", f"debate ({yesterday.name})")
     assert main(["compare", str(today), "debate", "cot", "--b-rows", str(yesterday)]) == 2
     assert "no rows for program 'cot'; programs in these rows: debate" in capsys.readouterr().err

@@ -314,12 +314,14 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from dataclasses import asdict
+    from dataclasses import asdict, replace
 
     from madspy.evaluation import compare, load_rows
 
     rows_b = load_rows(args.b_rows) if args.b_rows else None
     c = compare(load_rows(args.rows), args.a, args.b, rows_b=rows_b)
+    if args.b_rows and args.a == args.b:  # one program in two folders: name each side by its folder
+        c = replace(c, a=f"{args.a} ({_folder_name(args.rows)})", b=f"{args.b} ({_folder_name(args.b_rows)})")
     if args.json:
         print(json.dumps(asdict(c) | {"verdict": c.verdict}))
         return 0
@@ -335,6 +337,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
     print(f"wall seconds per question: {c.a} {c.wall_s_a:.2f} | {c.b} {c.wall_s_b:.2f}")
     print(c.verdict)
     return 0
+
+
+def _folder_name(rows: str) -> str:
+    """The eval folder's name, given the folder or its rows file."""
+    path = Path(rows)
+    return path.parent.name if path.is_file() else path.name
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
