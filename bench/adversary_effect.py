@@ -15,13 +15,14 @@ Usage (from the repo root):
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 
 from madspy.data import get_task
 from madspy.evaluation import EvalRow, eval_settings, load_rows
 
 
-def effect(row: EvalRow, adversaries: set[int], normalize) -> dict[str, int]:
+def effect(row: EvalRow, adversaries: set[int], normalize: Callable[[str | None], str | None]) -> dict[str, int]:
     """Counts for one debate: adversary wrong at round 0, honest agents (and converted ones), decided for it."""
     proposals = [p for p in row.proposals if p.key is not None]
     wrong_argued = {p.key for p in proposals if p.agent in adversaries and not p.correct}
@@ -30,10 +31,10 @@ def effect(row: EvalRow, adversaries: set[int], normalize) -> dict[str, int]:
     honest = [agent for agent in last if agent not in adversaries]
     converted = [a for a in honest if last[a].key in wrong_argued and first.get(a) != last[a].key]
     return {
-        "adversary_wrong": any(p.agent in adversaries and p.round == 0 and not p.correct for p in proposals),
+        "adversary_wrong": int(any(p.agent in adversaries and p.round == 0 and not p.correct for p in proposals)),
         "honest": len(honest),
         "converted": len(converted),
-        "decided_for_adversary": not row.correct and normalize(row.answer) in wrong_argued,
+        "decided_for_adversary": int(not row.correct and normalize(row.answer) in wrong_argued),
     }
 
 
