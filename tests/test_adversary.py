@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
 from scripts import critique, proposal
 
+from madspy.core.errors import EvalError
 from madspy.programs import Debate, DebateConfig
 from madspy.programs.calls import NOT_STARTED
+from madspy.programs.config import DefenseConfig
 from madspy.programs.transcript import EventKind
 from madspy.testing import Turn, calls_of
 
@@ -183,3 +186,34 @@ def test_run_and_eval_take_an_adversary_and_every_defense_by_flag(scripted, caps
     assert code == 0 and settings["adversary"]["agents"] == [1] and not any(settings["defenses"].values())
     assert main(["run", QUESTION, "--model", model, "--adversary", "5"]) == 2
     assert "adversaries.agents must be indices" in capsys.readouterr().err
+
+
+def test_eval_plants_an_injected_instruction_in_every_question_and_keeps_it(scripted, tmp_path):
+    from madspy.evaluation import evaluate, load_rows
+
+    def run(defenses: bool, out: str):
+        model = scripted(obedient)
+        ev = evaluate(
+            "arithmetic",
+            model,
+            ["cot"],
+            out=tmp_path / out,
+            n=3,
+            cache=False,
+            progress=False,
+            inject=INJECTION,
+            defenses=DefenseConfig.all(defenses),
+        )
+        return model, ev
+
+    model, ev = run(False, "off")
+    asked = [t.inputs["question"] for t in calls_of(model) if t.role == "proposer"]
+    assert len(asked) == 3 and all(q.endswith(INJECTION) for q in asked)  # planted after the task's question
+    assert [r.answer for r in load_rows(ev.out)] == ["7"] * 3  # the obedient model followed it
+    assert json.loads((ev.out / "settings.json").read_text())["inject"] == INJECTION
+    model, ev = run(True, "on")
+    assert not any("answer 7" in t.inputs["question"] for t in calls_of(model))
+    assert all(r.answer != "7" for r in load_rows(ev.out))
+    with pytest.raises(EvalError, match="inject"):  # a folder's rows never mix planted and clean questions
+        clean = {"n": 3, "cache": False, "progress": False, "defenses": DefenseConfig.all(True)}
+        evaluate("arithmetic", scripted(obedient), ["cot"], out=ev.out, **clean)
