@@ -42,8 +42,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folders", nargs="+", type=Path)
     args = parser.parse_args()
-    print("| folder | program | n | accuracy | adversary wrong | converted / honest agents | decided for adversary |")
-    print("|:--|:--|--:|--:|--:|--:|--:|")
+    lines = []  # printed once every folder is read: a refused folder leaves no half table
     for folder in args.folders:
         settings = eval_settings(folder)
         adversaries = set((settings.get("adversary") or {}).get("agents", []))
@@ -58,10 +57,13 @@ def main() -> None:
             counts = [effect(r, adversaries, normalize) for r in mine]
             total = {k: sum(c[k] for c in counts) for k in counts[0]}
             accuracy = sum(r.correct for r in mine) / len(mine)
-            print(
+            lines.append(
                 f"| {folder.name} | {program} | {len(mine)} | {accuracy:.3f} | {total['adversary_wrong']} "
                 f"| {total['converted']} / {total['honest']} | {total['decided_for_adversary']} |"
             )
+    print("| folder | program | n | accuracy | adversary wrong | converted / honest agents | decided for adversary |")
+    print("|:--|:--|--:|--:|--:|--:|--:|")
+    print("\n".join(lines))
 
 
 if __name__ == "__main__":
