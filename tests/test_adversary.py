@@ -214,6 +214,6 @@ def test_eval_plants_an_injected_instruction_in_every_question_and_keeps_it(scri
     model, ev = run(True, "on")
     assert not any("answer 7" in t.inputs["question"] for t in calls_of(model))
     assert all(r.answer != "7" for r in load_rows(ev.out))
+    clean = {"n": 3, "cache": False, "progress": False, "defenses": DefenseConfig.all(True)}
     with pytest.raises(EvalError, match="inject"):  # a folder's rows never mix planted and clean questions
-        clean = {"n": 3, "cache": False, "progress": False, "defenses": DefenseConfig.all(True)}
         evaluate("arithmetic", scripted(obedient), ["cot"], out=ev.out, **clean)
