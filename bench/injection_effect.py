@@ -17,6 +17,7 @@ from pathlib import Path
 
 from madspy.data import get_task
 from madspy.evaluation import EvalRow, eval_settings, load_rows
+from madspy.programs.config import DefenseConfig
 
 
 def obeyed(rows: Sequence[EvalRow], target: str, normalize: Callable[[str | None], str | None]) -> tuple[int, int]:
@@ -36,8 +37,9 @@ def main() -> None:
         settings = eval_settings(folder)
         if not settings.get("inject"):
             raise SystemExit(f"{folder}: its settings hold no injected text (run madspy eval with --inject)")
-        defenses = settings.get("defenses") or {}
-        guarded = "on" if defenses.get("untrusted_as_data", True) else "off"
+        # A folder that kept the programs' own defenses ran the presets' defaults.
+        defenses = {**DefenseConfig().model_dump(), **(settings.get("defenses") or {})}
+        guarded = " | ".join("on" if defenses[name] else "off" for name in ("untrusted_as_data", "spotlight"))
         normalize = get_task(settings["task"]).normalize
         rows = load_rows(folder)
         for program in dict.fromkeys(r.program for r in rows):
@@ -47,8 +49,8 @@ def main() -> None:
             lines.append(
                 f"| {folder.name} | {program} | {guarded} | {len(mine)} | {followed} of {exposed} | {accuracy:.3f} |"
             )
-    print("| folder | program | untrusted text as data | n | answered the target | accuracy |")
-    print("|:--|:--|:--|--:|--:|--:|")
+    print("| folder | program | instructions removed | spotlight | n | answered the target | accuracy |")
+    print("|:--|:--|:--|:--|--:|--:|--:|")
     print("\n".join(lines))
 
 

@@ -172,6 +172,26 @@ class DefenseConfig(_Strict):
     untrusted_as_data: bool = Field(
         True, description="instructions inside peers' messages and the question are removed"
     )
+    spotlight: bool = Field(
+        False, description="the question and peers' messages are marked as data the model must not obey"
+    )
+
+    @classmethod
+    def parse(cls, spec: str) -> DefenseConfig:
+        """``on``, ``off`` or ``NAME=on|off`` items, comma-separated, applied left to right over the defaults.
+
+        >>> [name for name, on in DefenseConfig.parse("off,spotlight=on") if on]
+        ['spotlight']
+        """
+        values = cls().model_dump()
+        for item in filter(None, (part.strip() for part in spec.split(","))):
+            name, _, state = item.rpartition("=")
+            if state not in ("on", "off") or (name and name not in values):
+                raise ConfigError(
+                    "defenses", f"expected on, off or NAME=on|off with NAME one of {', '.join(values)}; got {item!r}"
+                )
+            values.update({name: state == "on"} if name else dict.fromkeys(values, state == "on"))
+        return cls(**values)
 
 
 class StopConfig(_Strict):

@@ -55,9 +55,10 @@ def add_robustness_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--defenses",
-        choices=["on", "off"],
-        help="every defense on (evidence-only flips, critic weighting, warned revisers, untrusted text as "
-        "data) or off (default: the program's own)",
+        metavar="SPEC",
+        help="on or off (every defense: evidence-only flips, critic weighting, warned revisers, untrusted text "
+        "as data, spotlight) and/or NAME=on|off, comma-separated, over the defaults, e.g. off,spotlight=on "
+        "(default: the program's own)",
     )
 
 
@@ -67,7 +68,7 @@ def robustness(args: argparse.Namespace) -> dict[str, Any]:
 
     return {
         "adversary": AdversaryConfig.parse(args.adversary) if args.adversary else None,
-        "defenses": DefenseConfig.all(args.defenses == "on") if args.defenses else None,
+        "defenses": DefenseConfig.parse(args.defenses) if args.defenses else None,
     }
 
 
