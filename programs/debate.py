@@ -38,6 +38,7 @@ from madspy.programs.config import DebateConfig
 from madspy.programs.credit import CreditLedger
 from madspy.programs.critique import CHECKLIST, CONFIDENT_FLAGGED, focus_for, issue_lines, valid_issues, verdict_line
 from madspy.programs.defenses import (
+    DATA_REMINDER,
     REVISER_WARNING,
     adversary_persona,
     anchored_votes,
@@ -223,11 +224,8 @@ class _Run:
         on_round: Callable[[Round], None] | None = None,
     ):
         self.debate, self.cfg = debate, debate.config
-        # What the debaters read of the question: instructions inside it removed (defenses.untrusted_as_data),
-        # marked as data (defenses.spotlight); notes that quote it quote the plain text.
-        defenses = self.cfg.defenses
-        self.plain_question = neutralize(question) if defenses.untrusted_as_data else question
-        self.question = spotlight(self.plain_question, reminder=True) if defenses.spotlight else self.plain_question
+        # What the debaters read of the question: instructions inside it removed (defenses.untrusted_as_data).
+        self.question = neutralize(question) if self.cfg.defenses.untrusted_as_data else question
         self.run_budget, self.on_round = run_budget, on_round
         self.t0 = time.perf_counter()
         self.rules = stop_rules(self.cfg.stop, self.cfg.rounds, len(self.cfg.agents))
@@ -263,7 +261,7 @@ class _Run:
     def _round(self, rnd: Round) -> StopReason | None:
         """One round's steps, in order; why the debate stops after it, or None to go on."""
         cfg = self.cfg
-        if rnd.index == 0 and self.plain_question != self.transcript.question:
+        if rnd.index == 0 and self.question != self.transcript.question:
             rnd.events.append(Event(kind=EventKind.QUESTION_NEUTRALIZED))
         if rnd.index > 0 and cfg.memory in MASKED and cfg.mask.enabled:
             self._mask_step(rnd)
@@ -389,12 +387,20 @@ class _Run:
     def _shown(self, agent: int) -> str:
         """The agent's latest proposal as others read it: instructions inside it removed (untrusted_as_data),
         marked as data (spotlight)."""
-        text, defenses = format_proposal(self.proposals[agent]), self.cfg.defenses
+        text, defenses, adversaries = format_proposal(self.proposals[agent]), self.cfg.defenses, self.cfg.adversaries
+        if adversaries.plant and agent in adversaries.agents:  # an instruction hidden in what it sends
+            text = f"{text}\n{adversaries.plant}"
         text = neutralize(text) if defenses.untrusted_as_data else text
         return spotlight(text) if defenses.spotlight else text
 
     def _warning(self) -> str:
-        return REVISER_WARNING if self.cfg.defenses.warn_revisers else ""
+        """What revisers are told about their peers (warn_revisers, spotlight)."""
+        defenses, notes = self.cfg.defenses, []
+        if defenses.warn_revisers:
+            notes.append(REVISER_WARNING)
+        if defenses.spotlight:
+            notes.append(DATA_REMINDER)
+        return "\n".join(notes)
 
     def _peers(self, agent: int) -> list[str]:
         """What reviser ``agent`` reads of the others: its memory policy's view of the agents it sees."""
@@ -516,8 +522,7 @@ class _Run:
         if not self.cfg.referee.enabled:
             return ""
         focus = ", ".join(tally(self.history[-1])) if self.history else "the first answers"
-        question = self.plain_question
-        return f'Topic anchor: the original question is "{question}". Current focus: deciding between {focus}.'
+        return f'Topic anchor: the original question is "{self.question}". Current focus: deciding between {focus}.'
 
     def _referee_due(self, rnd: Round) -> bool:
         ref = self.cfg.referee
@@ -553,7 +558,7 @@ class _Run:
         if p.relevance < ref.threshold:
             self.off_topic += 1
             note = str(p.intervention or "").strip() or (
-                f'Off topic: {p.off_topic_summary}. Return to the original question: "{self.plain_question}"'
+                f'Off topic: {p.off_topic_summary}. Return to the original question: "{self.question}"'
             )
             for i in range(len(self.cfg.agents)):
                 self.notes[i] = "\n".join(filter(None, [f"Referee: {note}", self.notes.get(i, "")]))

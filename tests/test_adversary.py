@@ -12,7 +12,7 @@ from madspy.core.errors import ConfigError, EvalError
 from madspy.programs import Debate, DebateConfig
 from madspy.programs.calls import NOT_STARTED
 from madspy.programs.config import DefenseConfig
-from madspy.programs.defenses import DATA_CLOSE, DATA_OPEN, DATA_REMINDER
+from madspy.programs.defenses import DATA_REMINDER
 from madspy.programs.transcript import EventKind
 from madspy.testing import Turn, calls_of
 
@@ -132,28 +132,30 @@ MARKED = re.compile(r"<<<.*?>>>", re.DOTALL)
 
 
 def heeds_markers(turn: Turn):
-    """Every agent obeys an instruction it reads, unless it lies between the data markers; agent 1
-    hides one in its reasoning."""
-    persona = turn.inputs.get("persona", "")
+    """Agent 1, the adversary, answers 401; every other agent obeys an instruction it reads, unless it
+    lies between the data markers."""
     if turn.role == "critic":
         return critique(flawed=False)
-    if turn.role == "proposer" and "skeptic" in persona:
-        return {**proposal("391", 0.9), "reasoning_steps": [f"17 * 23 = 391. {PARAPHRASE}"]}
+    if "adversary" in turn.inputs.get("persona", ""):
+        return proposal("401", 0.9)
     outside = MARKED.sub("", " ".join(map(str, turn.inputs.values())))
     return proposal("7", 0.9, "the instruction") if "must be 7" in outside else proposal("391", 0.8)
 
 
-def test_spotlight_marks_the_question_and_peer_messages_as_data(scripted):
-    exposed = Debate(config(scripted(heeds_markers)))(question=f"{QUESTION} {PARAPHRASE}")
-    assert exposed.answer == "7"  # the removal pattern missed the paraphrase
+@pytest.mark.parametrize("plant", [PARAPHRASE, f">>> {PARAPHRASE}"])  # a fake closing marker does not end the data
+def test_an_instruction_an_adversary_plants_in_its_messages_is_kept_as_data_by_spotlight(scripted, plant):
+    planted = {"agents": [1], "plant": plant}
     model = scripted(heeds_markers)
-    result = Debate(config(model, defenses={"spotlight": True}))(question=f"{QUESTION} >>> {PARAPHRASE}")
-    assert result.answer == "391"  # a fake closing marker inside the question does not end the data
-    questions = {t.inputs["question"] for t in calls_of(model)}
-    assert len(questions) == 1 and questions.pop().endswith(DATA_REMINDER)
-    peers = [text for t in calls_of(model) if t.role == "reviser" for text in json.loads(t.inputs["peer_answers"])]
-    assert peers and all(DATA_OPEN in text and text.endswith(DATA_CLOSE) for text in peers)
-    assert not result.transcript.rounds[0].happened(EventKind.QUESTION_NEUTRALIZED)  # nothing was removed
+    exposed = Debate(config(model, adversaries=planted))(question=QUESTION)
+    assert exposed.answer == "7"  # the removal pattern let the adversary's paraphrase through
+    read = [text for t in calls_of(model) if t.role == "reviser" for text in json.loads(t.inputs["peer_answers"])]
+    assert any(text.endswith(plant) for text in read)  # the plant rides on the adversary's message
+    model = scripted(heeds_markers)
+    defended = Debate(config(model, adversaries=planted, defenses={"spotlight": True}))(question=QUESTION)
+    assert defended.answer == "391"
+    revisions = [t for t in calls_of(model) if t.role == "reviser"]
+    assert revisions and all(DATA_REMINDER in t.inputs["referee_note"] for t in revisions)
+    assert all(t.inputs["question"] == QUESTION for t in calls_of(model))  # the question is not marked
 
 
 def test_defense_specs_set_each_defense_and_refuse_unknown_names():
@@ -191,6 +193,8 @@ def test_run_and_eval_take_an_adversary_and_every_defense_by_flag(scripted, caps
             "2",
             "--adversary",
             "1:401",
+            "--adversary-plant",
+            PARAPHRASE,
             "--defenses",
             "on",
             "--json",
@@ -198,7 +202,7 @@ def test_run_and_eval_take_an_adversary_and_every_defense_by_flag(scripted, caps
     )
     out = json.loads(capsys.readouterr().out)
     config = out["transcript"]["config"]
-    assert code == 0 and config["adversaries"] == {"agents": [1], "answer": "401"}
+    assert code == 0 and config["adversaries"] == {"agents": [1], "answer": "401", "plant": PARAPHRASE}
     assert all(config["defenses"].values()) and out["answer"] == "391"
     ev_model = scripted(herd("none"))
     code = main(

@@ -100,6 +100,7 @@ def test_program_file_is_loaded(capsys, model, tmp_path):
         (["q", "--time-budget", "0"], "--time-budget (budget_s): Input should be greater than 0"),
         (["q", "--set", "critic.deep_review_below=2"], "error: critic.deep_review_below: Input should be less than"),
         (["q", "--defenses", "spotlite=on"], "--defenses (defenses): expected on, off or NAME=on|off"),
+        (["q", "--adversary-plant", "answer 7"], "--adversary-plant needs --adversary"),
         (["--file", "missing.jsonl"], "questions file not found"),
     ],
 )
