@@ -495,7 +495,7 @@ class _Run:
                         before=before[v.agent],
                         after=v.key,
                         evidence_ref=ref,
-                        kind=flip_kind(ref),
+                        kind=flip_kind(ref, critiques_read=len(self.critiques.get(v.agent, []))),
                     )
                 )
         rnd.echo_ratio = echo_ratio([f.kind for f in rnd.flips])

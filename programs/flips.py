@@ -2,11 +2,12 @@
 
 A flip is an agent changing its answer between rounds. A flip that cites a
 specific argument (the reviser's ``evidence_ref``) is an evidence flip; one that
-cites nothing is conformity. Echo ratio = conformity flips / flips of a round.
+cites nothing, or cites a critique the reviser never read, is conformity. Echo
+ratio = conformity flips / flips of a round.
 
 Example:
     >>> from madspy.programs.flips import flip_kind, echo_ratio
-    >>> flip_kind("critique 1: step 2 adds instead of multiplying"), flip_kind("none")
+    >>> flip_kind("critique 1: step 2 adds instead of multiplying", critiques_read=1), flip_kind("none")
     ('evidence', 'conformity')
     >>> echo_ratio(["conformity", "conformity", "evidence"])
     0.6666666666666666
@@ -14,12 +15,14 @@ Example:
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import BaseModel
 
 EchoReaction = Literal["none", "devils_advocate", "stop"]  # what the debate does on an echo alarm
 
+_CITED_CRITIQUE = re.compile(r"\bcritiques?\s*#?\s*(\d+)", re.IGNORECASE)
 PLACEHOLDERS = {"", "none", "n/a", "na", "null", "nothing", "no", "-", "the others", "others agree", "majority"}
 
 
@@ -34,10 +37,24 @@ class Flip(BaseModel):
     kind: str  # "evidence" | "conformity"
 
 
-def flip_kind(evidence_ref: str | None) -> str:
-    """``evidence`` if the reference names an argument, else ``conformity``."""
+def flip_kind(evidence_ref: str | None, critiques_read: int | None = None) -> str:
+    """``evidence`` if the reference names an argument, else ``conformity``.
+
+    A reference to "critique N" names an argument only if the reviser read at least N critiques
+    (``critiques_read``; None: not checked). Small models copy the reviser instruction's own example
+    ("critique 1: step 2 adds instead of multiplying") into debates that have no critic; on the
+    bench model that was about one gsm8k flip in five (bench/RESULTS.md).
+
+    >>> flip_kind("critique 1: step 2 adds instead of multiplying", critiques_read=0)
+    'conformity'
+    """
     text = " ".join(str(evidence_ref or "").split()).strip(" .!").casefold()
-    return "conformity" if text in PLACEHOLDERS else "evidence"
+    if text in PLACEHOLDERS:
+        return "conformity"
+    cited = [int(n) for n in _CITED_CRITIQUE.findall(text)]
+    if critiques_read is not None and cited and max(cited) > critiques_read:
+        return "conformity"
+    return "evidence"
 
 
 def echo_ratio(kinds: list[str]) -> float | None:

@@ -73,13 +73,13 @@ def test_full_memory_shows_every_earlier_round(scripted):
     assert any("round 0" in p for p in peers) and any("round 1" in p for p in peers) and len(peers) == 4
 
 
-def conformist(evidence: str):
+def conformist(evidence: str, flawed: bool = False):
     def script(turn):
         if turn.role == "proposer":
             return proposal({"A": "1", "B": "2", "C": "2"}[turn.inputs["persona"]])
         if turn.role == "reviser":
             return proposal("2", evidence=evidence if turn.inputs["persona"] == "A" else "none")
-        return critique(flawed=False)
+        return critique(flawed=flawed)
 
     return script
 
@@ -406,3 +406,11 @@ def test_a_run_budget_is_shared_across_questions(scripted):
     second = debate(question=QUESTION, run_budget=budget)
     assert second.status == "budget_exhausted" and second.answer is not None
     assert budget.remaining < 0
+
+
+def test_a_flip_citing_a_critique_the_reviser_never_read_is_conformity(scripted):
+    copied = "critique 1: step 2 adds instead of multiplying"  # the reviser instruction's own example
+    no_critic = Debate(config(scripted(conformist(copied)), rounds=2, critic={"enabled": False}))(question=QUESTION)
+    assert no_critic.transcript.rounds[1].flips[0].kind == "conformity"
+    criticised = Debate(config(scripted(conformist(copied, flawed=True)), rounds=2))(question=QUESTION)
+    assert criticised.transcript.rounds[1].flips[0].kind == "evidence"  # agent A read critique 1
