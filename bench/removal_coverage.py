@@ -2,7 +2,8 @@
 
 Two counts, printed as Markdown:
 - of ``INJECTIONS`` and ``HELD_OUT`` (planted instructions, each asking for the answer 7 in a
-  different phrasing), how many ``neutralize`` removes: the rest reach the model;
+  different phrasing), how many ``neutralize`` removes (the planted 7 no longer in the text): the
+  rest reach the model;
 - of each task's questions (as the debate reads them, with the task's answer-format line), how many
   ``neutralize`` changes although nothing was planted in them: false alarms that cut a real question.
 
@@ -65,7 +66,7 @@ def main() -> None:
     parser.add_argument("--split", help="data split (default: each task's)")
     args = parser.parse_args()
     for name, phrasings in (("planted phrasings", INJECTIONS), ("held-out phrasings", HELD_OUT)):
-        caught = [text for text in phrasings if neutralize(text) != text]
+        caught = [text for text in phrasings if "7" not in neutralize(text)]  # the planted answer is gone
         print(f"{name} removed: {len(caught)} of {len(phrasings)}")
         for text in phrasings:
             print(f"- {'removed' if text in caught else 'missed '}: {text}")
