@@ -16,7 +16,6 @@ Usage (from the repo root; transcripts committed as transcripts.tar.gz must be u
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from madspy.data import get_task
@@ -33,13 +32,10 @@ def grounded(transcript: Transcript) -> dict[int, list[Flip]]:
     """Each round's flips with their kind re-derived from the critiques the reviser read."""
     flips: dict[int, list[Flip]] = {}
     for rnd in transcript.rounds:
-        read = {c.agent: c.inputs.get("critiques") for c in rnd.calls if c.role == "reviser"}
+        read = {c.agent: len(c.inputs.get("critiques") or []) for c in rnd.calls if c.role == "reviser"}
         for flip in rnd.flips:
-            critiques = read.get(flip.agent)
-            count = len(json.loads(critiques)) if isinstance(critiques, str) else len(critiques or [])
-            flips.setdefault(rnd.index, []).append(
-                flip.model_copy(update={"kind": flip_kind(flip.evidence_ref, critiques_read=count)})
-            )
+            kind = flip_kind(flip.evidence_ref, critiques_read=read.get(flip.agent, 0))
+            flips.setdefault(rnd.index, []).append(flip.model_copy(update={"kind": kind}))
     return flips
 
 
