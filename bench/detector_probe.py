@@ -93,6 +93,7 @@ def main() -> None:
     hosts = [gsm8k.ask(e.question) for e in examples[: args.questions]]
     texts = [(f"{h}\n\n{p}", True) for p in INJECTIONS for h in hosts]
     texts += [(gsm8k.ask(e.question), False) for e in examples[args.questions : args.questions + args.clean]]
+    n_planted = sum(planted for _, planted in texts)
     lm = make_lm(args.model, temperature=0.0, max_tokens=256)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     print("| detector | planted texts flagged | clean texts flagged |\n|:--|--:|--:|")
@@ -114,7 +115,6 @@ def main() -> None:
                     )
                     + "\n"
                 )
-            n_planted = sum(p for _, p in texts)
             print(f"| {name} | {hits[True]} of {n_planted} | {hits[False]} of {len(texts) - n_planted} |", flush=True)
 
 
