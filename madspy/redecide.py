@@ -38,7 +38,11 @@ from madspy.programs.transcript import StopReason, Transcript, Usage
 
 AS_RECORDED = "as recorded"
 VOTING = ("majority", "plurality", "confidence", "free")
-EARLY_STOPS = {"stop at round 0 if 2/3 agree": 2 / 3, "round 0 only": 0.0}  # line -> stop.decisive_share
+EARLY_STOPS = {  # line -> stop.decisive_share
+    "stop at round 0 if all agree": 1.0,
+    "stop at round 0 if 2/3 agree": 2 / 3,
+    "round 0 only": 0.0,
+}
 
 
 def vote_history(transcript: Transcript, normalize: Callable[[str | None], str | None]) -> list[list[Vote]]:

@@ -272,7 +272,7 @@ def test_redecide_replays_vote_protocols_on_recorded_debates(scripted, tmp_path,
 def test_redecide_replays_earlier_stops_exactly(scripted, tmp_path):
     """Round 0: two agents give a wrong answer on even-first questions (a 2/3 vote), three different answers
     on the others; every reviser finds the gold. Stopping after round 0 loses what round 1 found."""
-    from madspy.redecide import early_stop, redecide
+    from madspy.redecide import early_stop, redecide, round0_tokens
 
     def script(turn: Turn):
         question, gold = turn.inputs.get("question", ""), int(gold_of(turn.inputs.get("question", "0+0*0+0-0*0")))
@@ -299,6 +299,9 @@ def test_redecide_replays_earlier_stops_exactly(scripted, tmp_path):
     assert table.loc["stop at round 0 if 2/3 agree", "accuracy"] == pytest.approx(split)
     assert table.loc["round 0 only", "accuracy"] <= split
     tokens = table["tokens"]
+    # no round 0 is unanimous here: the all-agree gate debates every question, as recorded
+    assert table.loc["stop at round 0 if all agree", "accuracy"] == 1.0
+    assert tokens["stop at round 0 if all agree"] == pytest.approx(tokens["as recorded"])
     assert tokens["round 0 only"] < tokens["stop at round 0 if 2/3 agree"] < tokens["as recorded"]
     # round 0 only costs the three proposals and nothing else (round 0's critiques are not due)
     transcripts = [Transcript.load(tmp_path / "run" / r.transcript) for r in load_rows(tmp_path / "run")]
@@ -312,6 +315,11 @@ def test_redecide_replays_earlier_stops_exactly(scripted, tmp_path):
     config = DebateConfig.model_validate(stopped.config)
     assert early_stop(stopped, config, history, 2 / 3, (1.0, 0.9, 100), lambda a: 0.0) is None
     assert early_stop(transcripts[0], config, history, 2 / 3, (1.0, 0.9, 100), lambda a: 0.0) == (1.0, 0.9, 100)
+    # the all-agree gate passes a unanimous round 0 only, and then decides at round 0's tokens
+    assert early_stop(transcripts[0], config, history, 1.0, (1.0, 0.9, 100), lambda a: 0.0) == (1.0, 0.9, 100)
+    unanimous = [[Vote(a, "4", "4", 0.7) for a in range(3)]]
+    replayed = early_stop(transcripts[0], config, unanimous, 1.0, (1.0, 0.9, 100), lambda a: float(a == "4"))
+    assert replayed[0] == 1.0 and replayed[2] == round0_tokens(transcripts[0]) < transcripts[0].usage.total_tokens
 
 
 def test_calibrate_fits_on_one_eval_checks_on_another_and_saves_the_program(scripted, tmp_path, capsys):
