@@ -14,6 +14,9 @@ hesitate) decide by the debate's own protocol on round 0's votes when round 0 pa
 the gate, at round 0's answering tokens, and keep the recorded debate otherwise.
 A gate is replayed only where that is exact: on debates that decided by vote, and
 not when a recorded debate stopped at round 0 where the replayed gate would not.
+One line is exact on every debate, a judge's too: "round 0, majority vote", the first
+answers voted (what ``--rounds 1 --protocol majority`` with the same agents answers), so
+each table says whether the debate beat its own first vote.
 
 Example::
 
@@ -37,6 +40,7 @@ from madspy.programs.stopping import DecisiveVote
 from madspy.programs.transcript import StopReason, Transcript, Usage
 
 AS_RECORDED = "as recorded"
+ROUND0_VOTE = "round 0, majority vote"
 VOTING = ("majority", "plurality", "confidence", "free")
 EARLY_STOPS = {  # line -> stop.decisive_share
     "stop at round 0 if all agree": 1.0,
@@ -75,6 +79,16 @@ def round0_tokens(transcript: Transcript) -> int:
     return Usage.of([c for c in transcript.rounds[0].calls if c.role.answers]).total_tokens
 
 
+def round0_vote(
+    transcript: Transcript, history: list[list[Vote]], score: Callable[[str | None], float]
+) -> tuple[float, float, int]:
+    """(score, confidence, tokens) of round 0's answers decided by majority vote, whatever the debate's protocol."""
+    if not history or not history[0]:
+        return 0.0, 0.0, round0_tokens(transcript) if transcript.rounds else 0
+    decided = get_protocol("majority").decide(history[0], DecisionContext(history=history[:1]))
+    return score(decided.answer), decided.confidence, round0_tokens(transcript)
+
+
 def early_stop(
     transcript: Transcript,
     config: DebateConfig,
@@ -103,8 +117,9 @@ def early_stop(
 def redecide(
     folder: str | Path, program: str = "debate", paired: bool = False, skip_missing: bool = False
 ) -> pd.DataFrame:
-    """Per decision (as recorded, each vote protocol, each exact early stop) on ``program``'s debates in an
-    eval ``folder``: n, accuracy with its 95% interval, mean confidence, Brier score and mean tokens per question.
+    """Per decision (as recorded, each vote protocol, round 0 voted, each exact early stop) on ``program``'s
+    debates in an eval ``folder``: n, accuracy with its 95% interval, mean confidence, Brier score and mean
+    tokens per question.
 
     ``paired`` keeps only the questions every program of the folder finished (as ``summary --paired``).
     ``skip_missing`` re-decides only the rows whose transcript exists (the table's ``n`` says how many);
@@ -117,7 +132,7 @@ def redecide(
     if not rows:
         programs = ", ".join(sorted({r.program for r in load_rows(folder)}))
         raise EvalError(f"no rows of {program!r} in {folder}; programs there: {programs}")
-    kept: dict[str, list[tuple[float, float, int]]] = {name: [] for name in (AS_RECORDED, *VOTING)}
+    kept: dict[str, list[tuple[float, float, int]]] = {name: [] for name in (AS_RECORDED, *VOTING, ROUND0_VOTE)}
     stops: dict[str, list[tuple[float, float, int]]] = {name: [] for name in EARLY_STOPS}
     inexact: set[str] = set()  # early stops some debate cannot replay: left out of the table
     missing = [r for r in rows if not (folder / r.transcript).is_file()]
@@ -144,9 +159,11 @@ def redecide(
             decision = get_protocol(name).decide(final, ctx) if final else None
             score = task.score(decision.answer if decision else None, row.gold)
             kept[name].append((score, decision.confidence if decision else 0.0, voting_cost))
+        scored = lambda answer, gold=row.gold: task.score(answer, gold)  # noqa: E731
+        kept[ROUND0_VOTE].append(round0_vote(transcript, history, scored))
         config = DebateConfig.model_validate(transcript.config)
         for name, share in EARLY_STOPS.items():
-            replayed = early_stop(transcript, config, history, share, recorded, lambda a, g=row.gold: task.score(a, g))
+            replayed = early_stop(transcript, config, history, share, recorded, scored)
             if replayed is None:
                 inexact.add(name)
             else:

@@ -253,6 +253,10 @@ def test_redecide_replays_vote_protocols_on_recorded_debates(scripted, tmp_path,
     # the judge said 0.8 and was always right; majority's confidence is the vote share times the agents' 0.7
     assert table.loc["as recorded", "brier"] == pytest.approx(0.2**2)
     assert table.loc["majority", "confidence"] == pytest.approx(0.7)
+    # round 0's first answers, voted: exact on a judge's debate too, at round 0's proposals' tokens
+    assert table.loc["round 0, majority vote", "accuracy"] == voted
+    assert table.loc["round 0, majority vote", "tokens"] < table.loc["majority", "tokens"]
+    assert "round 0 only" not in table.index  # the judge's own round-0 decision is not replayed
 
     assert main(["redecide", str(tmp_path / "run"), "--program", str(program)]) == 0
     assert "majority" in capsys.readouterr().out
@@ -298,6 +302,8 @@ def test_redecide_replays_earlier_stops_exactly(scripted, tmp_path):
     # the 2/3 gate stops on the wrong pair; on a three-way split it debates, as recorded
     assert table.loc["stop at round 0 if 2/3 agree", "accuracy"] == pytest.approx(split)
     assert table.loc["round 0 only", "accuracy"] <= split
+    # this debate votes by majority: stopping after round 0 is voting round 0
+    assert table.loc["round 0, majority vote"].equals(table.loc["round 0 only"])
     tokens = table["tokens"]
     # no round 0 is unanimous here: the all-agree gate debates every question, as recorded
     assert table.loc["stop at round 0 if all agree", "accuracy"] == 1.0
