@@ -17,7 +17,7 @@ from pathlib import Path
 
 from madspy.core.errors import MadspyError
 from madspy.data import Task
-from madspy.evaluation import CORRECT_AT, SETTINGS_FILE, load_rows
+from madspy.evaluation import CORRECT_AT, SETTINGS_FILE, EvalError, load_rows
 from madspy.optimizers.role_data import RoleExample, proposal_reviews, role_examples, save_role_datasets
 from madspy.pairs import eval_folder_task
 from madspy.programs.transcript import Transcript
@@ -25,18 +25,26 @@ from madspy.signatures import Role
 
 
 def eval_role_examples(
-    eval_dir: str | Path, every_proposal: bool = False, data_dir: str | Path | None = None
+    eval_dir: str | Path,
+    every_proposal: bool = False,
+    data_dir: str | Path | None = None,
+    program: str | None = None,
 ) -> list[RoleExample]:
-    """The labelled role calls of every transcript in one eval folder.
+    """The labelled role calls of every transcript in one eval folder (of ``program``'s debates only, if given).
 
     With ``every_proposal``, every answer of every debate is a critic example too (``proposal_reviews``),
     except those a recorded critic call already reviewed with the same inputs.
     """
     eval_dir = Path(eval_dir)
     task = eval_folder_task(eval_dir)
+    rows = load_rows(eval_dir)
+    if program is not None and program not in {r.program for r in rows}:
+        known = ", ".join(sorted({r.program for r in rows})) or "none"
+        raise EvalError(f"{eval_dir} holds no debates of {program!r}; programs there: {known}")
     rationales = _rationales(task, eval_dir, data_dir)
     found = []
-    for row in sorted(load_rows(eval_dir), key=lambda r: (r.program, r.id)):  # the same file on every run
+    rows = [r for r in rows if program is None or r.program == program]
+    for row in sorted(rows, key=lambda r: (r.program, r.id)):  # the same file on every run
         if not row.transcript or not (eval_dir / row.transcript).is_file():
             continue
         transcript = Transcript.load(eval_dir / row.transcript)
@@ -71,11 +79,13 @@ def export_role_datasets(
     out: str | Path,
     every_proposal: bool = False,
     data_dir: str | Path | None = None,
+    program: str | None = None,
 ) -> dict[Role, int]:
-    """Write ``<out>/<role>.jsonl`` from the transcripts of ``eval_dirs``; returns the examples per role.
+    """Write ``<out>/<role>.jsonl`` from the transcripts of ``eval_dirs`` (of ``program``'s debates only, if
+    given: a folder holding several programs); returns the examples per role.
 
     Each example carries its question's gold rationale where the task has one (read from ``data_dir``,
     ``MADSPY_DATA_DIR`` or the Hub), what a hindsight teacher and gold-rationale demos use.
     """
-    examples = [e for d in eval_dirs for e in eval_role_examples(d, every_proposal, data_dir)]
+    examples = [e for d in eval_dirs for e in eval_role_examples(d, every_proposal, data_dir, program)]
     return save_role_datasets(examples, out)

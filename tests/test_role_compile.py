@@ -298,6 +298,24 @@ def test_every_proposal_becomes_a_critic_example_with_its_label(scripted, tmp_pa
     )
 
 
+def test_roles_program_keeps_one_programs_debates_of_a_shared_folder(scripted, tmp_path, capsys):
+    model = scripted(varied)
+    runs = tmp_path / "runs"
+    programs = [reviewed_program(model, tmp_path / name) for name in ("a.json", "b.json")]
+    for program in programs:  # two programs' debates in one folder, as an eval of several programs leaves them
+        argv = ["eval", "--task", "arithmetic", "--model", model, "--programs", program, "--n", "3", "--out", str(runs)]
+        assert main(argv) == 0
+    assert main(["roles", str(runs), "--out", str(tmp_path / "both")]) == 0
+    for program, folder in zip(programs, ("a", "b"), strict=True):
+        assert main(["roles", str(runs), "--program", program, "--out", str(tmp_path / folder)]) == 0
+    a, b, both = (load_role_dataset(tmp_path / d, Role.PROPOSER) for d in ("a", "b", "both"))
+    assert len(a) == len(b) == 3 * 3 and len(both) == 2 * 3 * 3  # 3 questions, 3 proposers each
+    assert main(["roles", str(runs), "--program", "cot", "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert "holds no debates of 'cot'" in err and programs[0] in err and "Traceback" not in err
+    assert not (tmp_path / "x").exists()
+
+
 def test_role_datasets_carry_the_tasks_gold_rationale(scripted, tmp_path):
     data = tmp_path / "data"
     (data / "gsm8k").mkdir(parents=True)

@@ -119,13 +119,16 @@ def add_roles(sub: argparse._SubParsersAction) -> None:
         help="make every answer of every debate a critic example too, not only the proposals its critic reviewed",
     )
     p.add_argument("--data-dir", type=Path, help="where the task's rows are, for gold rationales (as madspy eval)")
+    p.add_argument("--program", help="only this program's debates (a folder may hold several), as eval names it")
     p.set_defaults(handler=cmd_roles)
 
 
 def cmd_roles(args: argparse.Namespace) -> int:
     from madspy.role_datasets import export_role_datasets
 
-    counts = export_role_datasets(args.eval_dirs, args.out, every_proposal=args.every_proposal, data_dir=args.data_dir)
+    counts = export_role_datasets(
+        args.eval_dirs, args.out, every_proposal=args.every_proposal, data_dir=args.data_dir, program=args.program
+    )
     print(", ".join(f"{role}: {n}" for role, n in counts.items()) + f" examples written to {args.out}")
     return 0
 
