@@ -16,16 +16,21 @@ Example::
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from madspy.core.errors import MadspyError
 from madspy.data import get_task
 from madspy.evaluation import EvalError, build_program, eval_settings, load_rows, program_fingerprint
 from madspy.optimizers.compile import calibration_quality, fit_calibrator
+from madspy.optimizers.traces import ProposalTrace
 from madspy.programs.artifact import save_program
-from madspy.programs.calibration import Calibrator
+from madspy.programs.calibration import Calibrator, vote_share
 from madspy.programs.transcript import Transcript
+from madspy.rows import EvalRow
 
 Outcome = tuple[float, float, bool]  # (raw confidence, winning answer's vote share, right)
 
@@ -49,28 +54,70 @@ def _settings(folder: Path, program: str) -> dict[str, Any]:
     return settings
 
 
-def outcomes(folder: str | Path, program: str, *, skip_missing: bool = False) -> list[Outcome]:
-    """Each answered debate of ``program`` in an eval ``folder``: raw confidence, vote share, right or not.
+def row_outcome(row: EvalRow) -> Outcome | None:
+    """A debate's outcome read off its eval row alone, as the debate computed it: the row's confidence and the
+    share of the last answered round's votes held by the answer chosen (proposals without a vote key never
+    voted). Exact for a program without a calibrator (its row holds the raw confidence); None when unanswered.
 
-    A row whose transcript is missing is an error, or left out with ``skip_missing``.
+    >>> from madspy.optimizers.traces import ProposalTrace as P
+    >>> row = EvalRow(program="debate", id="q1", gold="4", answer="4", correct=True, confidence=0.8,
+    ...     status="converged", proposals=[P(round=0, agent=0, answer="4", correct=True, key="4"),
+    ...     P(round=1, agent=0, answer="4", correct=True, key="4"), P(round=1, agent=1, answer="5", correct=False,
+    ...     key="5"), P(round=1, agent=2, answer="?", correct=False, key=None)])
+    >>> row_outcome(row)
+    (0.8, 0.5, True)
+    """
+    if row.answer is None:
+        return None
+    votes: list[ProposalTrace] = []
+    for index in sorted({p.round for p in row.proposals}, reverse=True):
+        votes = [p for p in row.proposals if p.round == index and p.key is not None]
+        if votes:
+            break
+    key = next((v.key for v in votes if v.answer == row.answer), None)
+    return row.confidence, vote_share(dict(Counter(v.key for v in votes)), key), row.correct
+
+
+def _rows_are_raw(folder: Path, settings: dict[str, Any], program: str) -> bool:
+    """Whether ``program`` as it is now is the version ``folder`` recorded and has no calibrator, so that its
+    rows hold the raw confidence a calibrator is fitted on."""
+    try:
+        task = get_task(settings["task"])
+        debate = build_program(program, task, settings["model"], max_tokens=settings.get("max_tokens"))
+    except MadspyError:  # a program file gone or unreadable: its rows cannot be vouched for
+        return False
+    return program_fingerprint(debate) == settings["programs"][program] and debate.config.calibrator is None
+
+
+def outcomes(folder: str | Path, program: str, *, skip_missing: bool = False) -> dict[str, Outcome]:
+    """Each answered debate of ``program`` in an eval ``folder``, by question id: raw confidence, vote share, right.
+
+    A row whose transcript is missing gives its outcome from the row itself (``row_outcome``) when that is
+    exact: the program is unchanged since the folder recorded it and has no calibrator. Otherwise it is an
+    error, or left out with ``skip_missing``.
     """
     folder = Path(folder)
-    _settings(folder, program)
-    found = []
+    settings = _settings(folder, program)
+    found: dict[str, Outcome] = {}
+    raw_rows: bool | None = None  # checked once, at the first missing transcript
     for row in load_rows(folder):
         if row.program != program or row.answer is None:
             continue
         path = folder / row.transcript
         if not path.is_file():
+            raw_rows = _rows_are_raw(folder, settings, program) if raw_rows is None else raw_rows
+            if raw_rows:
+                found[row.id] = row_outcome(row)
+                continue
             if skip_missing:
                 continue
             raise EvalError(
-                f"{path} is missing: its debate's confidence and vote share are unknown "
-                "(--skip-missing leaves such rows out)"
+                f"{path} is missing and {program!r} has a calibrator or has changed since, so its row does not "
+                "hold the raw confidence (--skip-missing leaves such rows out)"
             )
         decision = Transcript.load(path).decision
         if decision is not None and decision.answer is not None:
-            found.append((decision.confidence, decision.vote_share or 0.0, row.correct))
+            found[row.id] = (decision.confidence, decision.vote_share or 0.0, row.correct)
     return found
 
 
@@ -79,31 +126,33 @@ def calibrate(
     program: str,
     *,
     out: str | Path | None = None,
-    check: str | Path | None = None,
+    check: str | Path | Sequence[str | Path] | None = None,
     skip_missing: bool = False,
 ) -> CalibrationReport:
     """Fit a calibrator on ``program``'s debates in ``folder``; check it on ``check``'s; save the program to ``out``.
 
-    ``check`` must hold debates of the same program (same fingerprint). ``skip_missing`` leaves out the rows
-    of either folder whose transcripts are missing (the reports' ``n`` count what was used). Raises
-    ``EvalError`` with one line when a folder is not an eval folder, lacks the program or holds too few
-    outcomes to fit.
+    ``check`` is one folder or several, pooled (a question in several counts once: its first folder's
+    debate); each must hold debates of the same program (same fingerprint). ``skip_missing`` leaves out the
+    rows whose transcripts are missing and cannot be read off their rows (the reports' ``n`` count what was
+    used). Raises ``EvalError`` with one line when a folder is not an eval folder, lacks the program or holds
+    too few outcomes to fit.
     """
     folder = Path(folder)
     settings = _settings(folder, program)
-    calibrator, fit = fit_calibrator(outcomes(folder, program, skip_missing=skip_missing))
+    calibrator, fit = fit_calibrator(list(outcomes(folder, program, skip_missing=skip_missing).values()))
     if calibrator is None:
         raise EvalError(f"cannot calibrate {program!r} on {folder}: {fit['reason']} (found {fit['n']})")
     report = CalibrationReport(program=program, calibrator=calibrator, fit=fit)
     if check is not None:
-        check = Path(check)
-        fingerprint = _settings(check, program)["programs"][program]
-        if fingerprint != settings["programs"][program]:
-            raise EvalError(f"{check} ran another version of {program!r} than {folder} (fingerprints differ)")
-        held = outcomes(check, program, skip_missing=skip_missing)
+        held: dict[str, Outcome] = {}
+        for other in [check] if isinstance(check, (str, Path)) else check:
+            other = Path(other)
+            if _settings(other, program)["programs"][program] != settings["programs"][program]:
+                raise EvalError(f"{other} ran another version of {program!r} than {folder} (fingerprints differ)")
+            held = outcomes(other, program, skip_missing=skip_missing) | held
         if not held:
             raise EvalError(f"{check} holds no answered debate of {program!r} to check the calibrator on")
-        report.check = calibration_quality(calibrator, held)
+        report.check = calibration_quality(calibrator, list(held.values()))
     if out is not None:
         report.out = _save(folder, settings, program, calibrator, Path(out))
     return report

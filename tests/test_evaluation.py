@@ -330,7 +330,7 @@ def test_redecide_replays_earlier_stops_exactly(scripted, tmp_path):
 
 def test_calibrate_fits_on_one_eval_checks_on_another_and_saves_the_program(scripted, tmp_path, capsys):
     """Agents who say 0.95 and are right about half the time: calibrated on one sample, checked on another."""
-    from madspy.calibrate import calibrate
+    from madspy.calibrate import calibrate, outcomes
     from madspy.programs.artifact import load_program
 
     def overconfident(turn: Turn):
@@ -354,11 +354,29 @@ def test_calibrate_fits_on_one_eval_checks_on_another_and_saves_the_program(scri
 
     assert main(["calibrate", str(tmp_path / "fit"), "--program", "sc:3", "--check", str(tmp_path / "check")]) == 0
     assert "held out" in capsys.readouterr().out
-    lost = next(r for r in load_rows(tmp_path / "check") if r.answer is not None)  # a held-out transcript gone
-    (tmp_path / "check" / lost.transcript).unlink()
-    with pytest.raises(EvalError, match=r"is missing.*--skip-missing"):
-        calibrate(tmp_path / "fit", "sc:3", check=tmp_path / "check")
-    assert calibrate(tmp_path / "fit", "sc:3", check=tmp_path / "check", skip_missing=True).check["n"] == 11
+    # several check folders pool, a question counted once
+    run_eval(model, tmp_path / "check2", programs=["sc:3"], n=12, seed=2)
+    pooled = len(outcomes(tmp_path / "check", "sc:3") | outcomes(tmp_path / "check2", "sc:3"))
+    assert 12 < pooled <= 24
+    checks = [tmp_path / "check", tmp_path / "check2", tmp_path / "check"]  # one folder twice: counted once
+    assert (
+        main(["calibrate", str(tmp_path / "fit"), "--program", "sc:3", *(f"--check={c}" for c in checks), "--json"])
+        == 0
+    )
+    assert json.loads(capsys.readouterr().out)["check"]["n"] == pooled
+    # a lost transcript of a program without a calibrator: its outcome is read off its row, exactly
+    recorded = outcomes(tmp_path / "check", "sc:3")
+    for row in load_rows(tmp_path / "check")[:3]:
+        (tmp_path / "check" / row.transcript).unlink()
+    assert outcomes(tmp_path / "check", "sc:3") == recorded
+    # a calibrated program's rows hold the calibrated confidence: there a lost transcript is an error
+    calibrated = str(tmp_path / "sc3.json")
+    run_eval(model, tmp_path / "calibrated", programs=[calibrated], n=12, seed=1)
+    lost = next(r for r in load_rows(tmp_path / "calibrated") if r.answer is not None)
+    (tmp_path / "calibrated" / lost.transcript).unlink()
+    with pytest.raises(EvalError, match=r"is missing and .* has a calibrator.*--skip-missing"):
+        outcomes(tmp_path / "calibrated", calibrated)
+    assert len(outcomes(tmp_path / "calibrated", calibrated, skip_missing=True)) == 11
     # one line, exit 2: no such program, another program's version, nothing to fit on
     assert main(["calibrate", str(tmp_path / "fit"), "--program", "debate"]) == 2
     assert "no debates of 'debate'" in capsys.readouterr().err

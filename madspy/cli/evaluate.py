@@ -169,10 +169,18 @@ def add_calibrate(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("out", type=Path, help="the eval folder whose debates the calibrator is fitted on")
     p.add_argument("--program", default="debate", help="the program calibrated (default debate)")
-    p.add_argument("--check", type=Path, help="another eval folder of the same program: held-out ECE and Brier")
+    p.add_argument(
+        "--check",
+        type=Path,
+        action="append",
+        help="another eval folder of the same program: held-out ECE and Brier (repeat to pool several samples)",
+    )
     p.add_argument("--save", type=Path, help="write the program with its calibrator to this file")
     p.add_argument(
-        "--skip-missing", action="store_true", help="leave out rows whose transcripts are missing (else an error)"
+        "--skip-missing",
+        action="store_true",
+        help="leave out rows whose transcripts are missing and whose rows cannot stand in for them "
+        "(a calibrated or changed program); else an error",
     )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(handler=cmd_calibrate)
