@@ -42,7 +42,8 @@ class CalibrationReport:
     program: str
     calibrator: Calibrator
     fit: dict[str, Any]  # n, ECE (10 and 5 bins) and Brier before and after, on the debates it was fitted on
-    check: dict[str, Any] | None = None  # the same on another folder's debates of the same program
+    check: dict[str, Any] | None = None  # the same on other folders' debates of the same program, pooled
+    checked_on: list[str] | None = None  # those folders
     out: Path | None = None
 
 
@@ -145,8 +146,8 @@ def calibrate(
     report = CalibrationReport(program=program, calibrator=calibrator, fit=fit)
     if check is not None:
         held: dict[str, Outcome] = {}
-        for other in [check] if isinstance(check, (str, Path)) else check:
-            other = Path(other)
+        report.checked_on = [str(c) for c in ([check] if isinstance(check, (str, Path)) else check)]
+        for other in map(Path, report.checked_on):
             if _settings(other, program)["programs"][program] != settings["programs"][program]:
                 raise EvalError(f"{other} ran another version of {program!r} than {folder} (fingerprints differ)")
             held = outcomes(other, program, skip_missing=skip_missing) | held
@@ -154,12 +155,14 @@ def calibrate(
             raise EvalError(f"{check} holds no answered debate of {program!r} to check the calibrator on")
         report.check = calibration_quality(calibrator, list(held.values()))
     if out is not None:
-        report.out = _save(folder, settings, program, calibrator, Path(out))
+        report.out = _save(folder, settings, program, report, Path(out))
     return report
 
 
-def _save(folder: Path, settings: dict[str, Any], program: str, calibrator: Calibrator, out: Path) -> Path:
-    """The program ``folder`` ran, rebuilt as eval built it, with ``calibrator``; refused if it has changed since."""
+def _save(folder: Path, settings: dict[str, Any], program: str, report: CalibrationReport, out: Path) -> Path:
+    """The program ``folder`` ran, rebuilt as eval built it, with the report's calibrator; refused if it has
+    changed since. Its manifest is kept (a compiled program keeps its compile record) and says where the
+    calibrator was fitted and checked."""
     if settings.get("adversary") or settings.get("defenses"):
         raise EvalError(f"{folder} ran with an adversary or replaced defenses: calibrate on a plain eval")
     task = get_task(settings["task"])
@@ -169,6 +172,9 @@ def _save(folder: Path, settings: dict[str, Any], program: str, calibrator: Cali
             f"{program!r} has changed since {folder} was recorded (prompts, demos or settings): "
             "its debates no longer describe it; run the eval again"
         )
-    debate.config = debate.config.updated(calibrator=calibrator)
-    save_program(debate, out)
+    debate.config = debate.config.updated(calibrator=report.calibrator)
+    kept = {k: v for k, v in getattr(debate, "manifest", {}).items() if k not in ("created", "versions")}
+    held_out = report.check and {**report.check, "folders": report.checked_on}
+    record = {**report.fit, "fitted_on": str(folder), "held_out": held_out}  # compile's record, and where
+    save_program(debate, out, manifest={**kept, "calibrated_from": program, "calibration": record})
     return out

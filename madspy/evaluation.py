@@ -186,6 +186,12 @@ def _run_one(
     )
 
 
+def eval_folder(rows: str | Path) -> Path:
+    """The eval folder of ``rows``: the folder itself, or the folder its rows.jsonl file sits in."""
+    path = Path(rows)
+    return path.parent if path.is_file() else path
+
+
 def load_rows(path: str | Path) -> list[EvalRow]:
     """The rows of an eval folder (or of a rows.jsonl file); a torn line (a crash mid-write) is ignored."""
     path = Path(path)
@@ -695,6 +701,33 @@ def compare(
     )
 
 
+def pool_samples(
+    samples: Sequence[tuple[Sequence[EvalRow], Sequence[EvalRow]]], a: str, b: str
+) -> tuple[list[EvalRow], list[EvalRow]]:
+    """``a``'s and ``b``'s rows over several samples of one comparison, each question once.
+
+    Each sample is (rows holding ``a``, rows holding ``b``), say seed 0's eval and seed 1's. A question
+    both programs answered in several samples counts once, from the first sample that paired it, so
+    pooling never counts a question twice. ``compare(rows_a, a, b, rows_b=rows_b)`` then tests the pool.
+
+    >>> def rows(p, ids):
+    ...     return [EvalRow(program=p, id=i, gold="1", status="converged") for i in ids]
+    >>> rows_a, rows_b = pool_samples([(rows("x", "123"), rows("y", "12")), (rows("x", "34"), rows("y", "234"))],
+    ...                               "x", "y")
+    >>> [r.id for r in rows_a], [r.id for r in rows_b]
+    (['1', '2', '3', '4'], ['1', '2', '3', '4'])
+    """
+    pooled_a: dict[str, EvalRow] = {}
+    pooled_b: dict[str, EvalRow] = {}
+    for found_a, found_b in samples:
+        by_a = {r.id: r for r in found_a if r.program == a}
+        by_b = {r.id: r for r in found_b if r.program == b}
+        for question, row in by_a.items():
+            if question in by_b and question not in pooled_a:
+                pooled_a[question], pooled_b[question] = row, by_b[question]
+    return list(pooled_a.values()), list(pooled_b.values())
+
+
 __all__ = [
     "Comparison",
     "EvalRow",
@@ -702,10 +735,12 @@ __all__ = [
     "build_program",
     "compare",
     "cost_breakdown",
+    "eval_folder",
     "evaluate",
     "load_rows",
     "matched_k",
     "paired_rows",
+    "pool_samples",
     "single_agent_accuracy",
     "summarize",
     "write_tables",

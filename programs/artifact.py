@@ -95,11 +95,32 @@ def save_program(debate: Debate, path: str | Path, manifest: dict[str, Any] | No
             },
         }
     )
+    return _write(Path(path), body)
+
+
+def _write(path: Path, body: dict[str, Any]) -> dict[str, Any]:
     document = {**body, "sha256": content_digest(body)}
-    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return document
+
+
+def amend_manifest(path: str | Path, entries: dict[str, Any]) -> dict[str, Any]:
+    """Add or replace ``entries`` in a saved program's manifest, keep everything else, and hash it again.
+
+    For what is measured after saving (held-out scores): config and roles are untouched, so the
+    program answers and fingerprints as before and eval folders that ran it stay valid. The file
+    is validated first, as ``load_program`` does; a program that does not load is not amended.
+
+    Example::
+
+        amend_manifest("compiled/mine.json", {"held_out": [{"task": "gsm8k", "n": 100, "accuracy": 0.51}]})
+    """
+    path = Path(path)
+    load_program(path)
+    body = {k: v for k, v in _read(path).items() if k != "sha256"}
+    body["manifest"] = {**body["manifest"], **to_jsonable_python(entries)}
+    return _write(path, body)
 
 
 def _read(path: Path) -> dict[str, Any]:

@@ -13,7 +13,16 @@ from scripts import critique, proposal, resolution
 from madspy.cli import main
 from madspy.core.errors import EvalError
 from madspy.data import TaskError, get_task
-from madspy.evaluation import build_program, compare, evaluate, first_vote_right, load_rows, matched_k, summarize
+from madspy.evaluation import (
+    build_program,
+    compare,
+    evaluate,
+    first_vote_right,
+    load_rows,
+    matched_k,
+    program_fingerprint,
+    summarize,
+)
 from madspy.optimizers import metrics
 from madspy.optimizers.traces import ProposalTrace, debate_trace
 from madspy.programs import Debate, DebateConfig
@@ -229,6 +238,51 @@ def test_a_changed_program_is_refused_and_a_changed_cache_setting_is_not(model, 
     assert len(load_rows(tmp_path / "run")) == 4
 
 
+def test_compare_records_a_pooled_held_out_result_in_the_programs_manifest(model, tmp_path, capsys):
+    """Two samples of one comparison pool (a question drawn twice counts once) and land in the manifest."""
+    from madspy.programs.artifact import load_program
+
+    program = tmp_path / "p.json"
+    save_program(Debate(DebateConfig.with_agents(2, model=model, rounds=2)), program, manifest={"task": "arithmetic"})
+    before = load_program(program)
+    run_eval(model, tmp_path / "s0", programs=[str(program), "cot"], n=6, seed=0)
+    run_eval(model, tmp_path / "s1", programs=[str(program), "cot"], n=8, seed=0)
+    both = {r.id for r in load_rows(tmp_path / "s0")} | {r.id for r in load_rows(tmp_path / "s1")}
+    assert len(both) < 6 + 8  # the samples share questions: each must count once
+    args = ["compare", str(tmp_path / "s0"), str(program), "cot", "--sample", str(tmp_path / "s1")]
+    assert main([*args, "--record", "--json"]) == 0
+    pooled = json.loads(capsys.readouterr().out)
+    assert pooled["n"] == len(both)
+
+    after = load_program(program)  # still loads: hashed again, and answers as before
+    assert program_fingerprint(after) == program_fingerprint(before)
+    assert {k: v for k, v in after.manifest.items() if k != "held_out"} == before.manifest
+    (entry,) = after.manifest["held_out"]
+    assert (entry["task"], entry["split"], entry["against"], entry["n"]) == ("arithmetic", "test", "cot", len(both))
+    assert entry["accuracy"] == round(pooled["accuracy_a"], 4) and entry["mcnemar_p"] == round(
+        pooled["mcnemar"]["p_value"], 6
+    )
+    assert entry["samples"] == sorted([str(tmp_path / "s0"), str(tmp_path / "s1")])
+    assert main([*args, "--record"]) == 0  # again: the entry is replaced, not repeated
+    assert len(load_program(program).manifest["held_out"]) == 1
+    assert main(["compare", str(tmp_path / "s0"), str(program), "cot", "--record"]) == 0  # another sample set
+    assert len(load_program(program).manifest["held_out"]) == 2
+
+    # one line, exit 2, the manifest untouched: a preset has no manifest; a changed program's rows are another's
+    recorded = program.read_text()
+    assert main(["compare", str(tmp_path / "s0"), "cot", str(program), "--record"]) == 2
+    assert "not a saved program" in capsys.readouterr().err
+    save_program(Debate(DebateConfig.with_agents(2, model=model, rounds=3)), tmp_path / "changed.json")
+    program.write_text((tmp_path / "changed.json").read_text())
+    assert main([*args, "--record"]) == 2
+    assert "has changed since" in capsys.readouterr().err
+    program.write_text(recorded)
+    run_eval(model, tmp_path / "other", programs=[str(program), "cot"], n=4, seed=0, max_tokens=100)
+    assert main([*args, "--sample", str(tmp_path / "other"), "--record"]) == 2
+    assert "another sample" in capsys.readouterr().err
+    assert program.read_text() == recorded
+
+
 def test_redecide_replays_vote_protocols_on_recorded_debates(scripted, tmp_path, capsys):
     from madspy.redecide import redecide
 
@@ -348,6 +402,9 @@ def test_calibrate_fits_on_one_eval_checks_on_another_and_saves_the_program(scri
     # the saved program is the one the folder ran, now reporting the calibrated confidence
     debate = load_program(tmp_path / "sc3.json", model=model)
     assert debate.config.calibrator == report.calibrator
+    record = debate.manifest["calibration"]
+    assert record["fitted_on"] == str(tmp_path / "fit") and record["n"] == 12
+    assert record["held_out"]["folders"] == [str(tmp_path / "check")] and record["held_out"]["n"] == 12
     result = debate(question=get_task("arithmetic").load(n=1, seed=0)[0].question)
     raw = result.transcript.decision.confidence
     assert result.confidence == report.calibrator(raw, 1.0) != raw

@@ -16,6 +16,7 @@ import argparse
 import json
 import math
 import re
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -145,6 +146,20 @@ def add_compare(sub: argparse._SubParsersAction) -> None:
         "--b-rows",
         type=Path,
         help="take program B's rows from this other eval folder (or rows.jsonl) of the same questions",
+    )
+    p.add_argument(
+        "--sample",
+        action="append",
+        default=[],
+        metavar="FOLDER[:B_FOLDER]",
+        help="another sample of the same comparison (say, the next seed's eval), pooled: a question in several "
+        "counts once, from the first; B_FOLDER when B's rows of it are in another folder (repeatable)",
+    )
+    p.add_argument(
+        "--record",
+        action="store_true",
+        help="write the result into program A's manifest (held_out); A must be a program file the folders ran as "
+        "it is now",
     )
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
     p.set_defaults(handler=cmd_compare)
@@ -344,16 +359,32 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     from dataclasses import asdict, replace
 
-    from madspy.evaluation import compare, load_rows
+    from madspy.evaluation import compare, eval_folder, load_rows, pool_samples
 
-    rows_b = load_rows(args.b_rows) if args.b_rows else None
-    c = compare(load_rows(args.rows), args.a, args.b, rows_b=rows_b)
+    folders = [(args.rows, args.b_rows)]
+    for sample in args.sample:
+        folder_a, _, folder_b = sample.partition(":")
+        folders.append((Path(folder_a), Path(folder_b) if folder_b else None))
+    samples = []
+    for folder_a, folder_b in folders:
+        found = load_rows(folder_a)
+        samples.append((found, load_rows(folder_b) if folder_b else found))
+    rows_a, rows_b = pool_samples(samples, args.a, args.b) if args.sample else (samples[0][0], samples[0][1])
+    c = compare(rows_a, args.a, args.b, rows_b=rows_b)
+    if args.record:
+        from madspy.held_out import record_comparison
+
+        others = [b for _, b in folders if b is not None]
+        entry = record_comparison(args.a, c, [a for a, _ in folders], others)
+        print(f"recorded in {args.a}'s manifest (held_out, {entry['n']} questions)", file=sys.stderr)
     if args.b_rows and args.a == args.b:  # one program in two folders: name each side by its folder
-        c = replace(c, a=f"{args.a} ({_folder_name(args.rows)})", b=f"{args.b} ({_folder_name(args.b_rows)})")
+        c = replace(c, a=f"{args.a} ({eval_folder(args.rows).name})", b=f"{args.b} ({eval_folder(args.b_rows).name})")
     if args.json:
         print(json.dumps(asdict(c) | {"verdict": c.verdict}))
         return 0
     d = c.difference
+    if args.sample:
+        print(f"samples pooled: {len(folders)} (a question in several counts once)")
     print(f"paired questions: {c.n}")
     print(f"accuracy: {c.a} {c.accuracy_a:.3f} | {c.b} {c.accuracy_b:.3f}")
     print(f"difference {c.a} - {c.b}: {d.mean_difference:+.3f} (95% paired-bootstrap CI {d.low:+.3f} to {d.high:+.3f})")
@@ -365,12 +396,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
     print(f"wall seconds per question: {c.a} {c.wall_s_a:.2f} | {c.b} {c.wall_s_b:.2f}")
     print(c.verdict)
     return 0
-
-
-def _folder_name(rows: str) -> str:
-    """The eval folder's name, given the folder or its rows file."""
-    path = Path(rows)
-    return path.parent.name if path.is_file() else path.name
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
