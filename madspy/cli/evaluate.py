@@ -369,7 +369,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     for folder_a, folder_b in folders:
         found = load_rows(folder_a)
         samples.append((found, load_rows(folder_b) if folder_b else found))
-    rows_a, rows_b = pool_samples(samples, args.a, args.b) if args.sample else (samples[0][0], samples[0][1])
+    rows_a, rows_b = pool_samples(samples, args.a, args.b) if args.sample else samples[0]
     c = compare(rows_a, args.a, args.b, rows_b=rows_b)
     if args.record:
         from madspy.held_out import record_comparison
