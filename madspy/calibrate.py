@@ -23,8 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from madspy.core.errors import MadspyError
-from madspy.data import get_task
-from madspy.evaluation import EvalError, build_program, eval_settings, load_rows, program_fingerprint
+from madspy.evaluation import EvalError, eval_settings, load_rows, program_as_recorded
 from madspy.optimizers.compile import calibration_quality, fit_calibrator
 from madspy.optimizers.traces import ProposalTrace
 from madspy.programs.artifact import save_program
@@ -83,11 +82,10 @@ def _rows_are_raw(folder: Path, settings: dict[str, Any], program: str) -> bool:
     """Whether ``program`` as it is now is the version ``folder`` recorded and has no calibrator, so that its
     rows hold the raw confidence a calibrator is fitted on."""
     try:
-        task = get_task(settings["task"])
-        debate = build_program(program, task, settings["model"], max_tokens=settings.get("max_tokens"))
-    except MadspyError:  # a program file gone or unreadable: its rows cannot be vouched for
+        debate = program_as_recorded(folder, settings, program)
+    except MadspyError:  # changed, or a program file gone or unreadable: its rows cannot be vouched for
         return False
-    return program_fingerprint(debate) == settings["programs"][program] and debate.config.calibrator is None
+    return debate.config.calibrator is None
 
 
 def outcomes(folder: str | Path, program: str, *, skip_missing: bool = False) -> dict[str, Outcome]:
@@ -165,13 +163,7 @@ def _save(folder: Path, settings: dict[str, Any], program: str, report: Calibrat
     calibrator was fitted and checked."""
     if settings.get("adversary") or settings.get("defenses"):
         raise EvalError(f"{folder} ran with an adversary or replaced defenses: calibrate on a plain eval")
-    task = get_task(settings["task"])
-    debate = build_program(program, task, settings["model"], max_tokens=settings.get("max_tokens"))
-    if program_fingerprint(debate) != settings["programs"][program]:
-        raise EvalError(
-            f"{program!r} has changed since {folder} was recorded (prompts, demos or settings): "
-            "its debates no longer describe it; run the eval again"
-        )
+    debate = program_as_recorded(folder, settings, program)
     debate.config = debate.config.updated(calibrator=report.calibrator)
     kept = {k: v for k, v in getattr(debate, "manifest", {}).items() if k not in ("created", "versions")}
     held_out = report.check and {**report.check, "folders": report.checked_on}

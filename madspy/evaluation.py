@@ -227,6 +227,22 @@ def program_fingerprint(debate: Debate) -> str:
     return content_digest({"roles": roles, "config": config})[:16]
 
 
+def program_as_recorded(folder: Path, settings: dict[str, Any], program: str) -> Debate:
+    """``program`` rebuilt as the eval in ``folder`` (with ``settings``) built it; ``EvalError`` when it has
+    changed since, so that the folder's rows describe another version of it (or the folder never ran it)."""
+    recorded = settings.get("programs", {}).get(program)
+    if recorded is None:
+        raise EvalError(f"{folder} holds no debates of {program!r}")
+    task = get_task(settings["task"])
+    debate = build_program(program, task, settings["model"], max_tokens=settings.get("max_tokens"))
+    if program_fingerprint(debate) != recorded:
+        raise EvalError(
+            f"{program!r} has changed since {folder} ran it (prompts, demos or settings): "
+            "its rows describe another version; run the eval again"
+        )
+    return debate
+
+
 def read_settings(out: Path) -> dict[str, Any]:
     """An eval folder's settings (task, split, n, seed, model, max_tokens, program fingerprints); {} if none."""
     file = out / SETTINGS_FILE
@@ -741,6 +757,7 @@ __all__ = [
     "matched_k",
     "paired_rows",
     "pool_samples",
+    "program_as_recorded",
     "single_agent_accuracy",
     "summarize",
     "write_tables",

@@ -22,23 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from madspy.core.errors import EvalError
-from madspy.data import get_task
-from madspy.evaluation import (
-    Comparison,
-    build_program,
-    eval_folder,
-    eval_settings,
-    is_program_file,
-    program_fingerprint,
-)
+from madspy.evaluation import Comparison, eval_folder, eval_settings, is_program_file, program_as_recorded
 from madspy.programs.artifact import amend_manifest, load_program
 
 # What makes two eval folders samples of one measurement; a planted instruction or an adversary makes another.
 _SAMPLE_KEYS = ("task", "split", "model", "max_tokens", "adversary", "defenses", "inject")
 
 
-def _sample(folder: Path) -> dict[str, Any]:
-    settings = eval_settings(folder)
+def _sample(settings: dict[str, Any]) -> dict[str, Any]:
     return {key: settings.get(key) for key in _SAMPLE_KEYS}
 
 
@@ -54,18 +45,8 @@ def check_same_version(program: str, folders: Sequence[str | Path]) -> dict[str,
     shared: dict[str, Any] | None = None
     for folder in map(eval_folder, folders):
         settings = eval_settings(folder)
-        recorded = settings.get("programs", {}).get(program)
-        if recorded is None:
-            raise EvalError(f"{folder} holds no debates of {program!r}")
-        debate = build_program(
-            program, get_task(settings["task"]), settings["model"], max_tokens=settings.get("max_tokens")
-        )
-        if program_fingerprint(debate) != recorded:
-            raise EvalError(
-                f"{program!r} has changed since {folder} ran it (prompts, demos or settings): "
-                "its rows describe another version"
-            )
-        sample = _sample(folder)
+        program_as_recorded(folder, settings, program)
+        sample = _sample(settings)
         if shared is not None and sample != shared:
             raise EvalError(f"{folder} ran {sample}, another sample than {shared}: record one measurement at a time")
         shared = sample
@@ -89,7 +70,7 @@ def record_comparison(
     """
     sample = check_same_version(program, program_folders)
     for folder in map(eval_folder, other_folders):
-        other = _sample(folder)
+        other = _sample(eval_settings(folder))
         if (other["task"], other["split"]) != (sample["task"], sample["split"]):
             raise EvalError(f"{folder} ran {other['task']}/{other['split']}, not {sample['task']}/{sample['split']}")
     d, test = comparison.difference, comparison.mcnemar
