@@ -36,11 +36,12 @@ Outcome = tuple[float, float, bool]  # (raw confidence, winning answer's vote sh
 
 @dataclass
 class CalibrationReport:
-    """A calibrator fitted on one folder's debates of ``program``, its in-sample fit and its held-out check."""
+    """A calibrator fitted on ``program``'s debates in some folders, its in-sample fit and its held-out check."""
 
     program: str
     calibrator: Calibrator
     fit: dict[str, Any]  # n, ECE (10 and 5 bins) and Brier before and after, on the debates it was fitted on
+    fitted_on: list[str]  # those debates' folders
     check: dict[str, Any] | None = None  # the same on other folders' debates of the same program, pooled
     checked_on: list[str] | None = None  # those folders
     out: Path | None = None
@@ -120,8 +121,23 @@ def outcomes(folder: str | Path, program: str, *, skip_missing: bool = False) ->
     return found
 
 
+def _folders(given: str | Path | Sequence[str | Path]) -> list[Path]:
+    return [Path(given)] if isinstance(given, (str, Path)) else [Path(f) for f in given]
+
+
+def _pooled(folders: list[Path], program: str, fingerprint: Any, skip_missing: bool) -> dict[str, Outcome]:
+    """The outcomes of ``program`` in several folders of the same version, a question counted once (its first
+    folder's debate)."""
+    pooled: dict[str, Outcome] = {}
+    for folder in folders:
+        if _settings(folder, program)["programs"][program] != fingerprint:
+            raise EvalError(f"{folder} ran another version of {program!r} than {folders[0]} (fingerprints differ)")
+        pooled = outcomes(folder, program, skip_missing=skip_missing) | pooled
+    return pooled
+
+
 def calibrate(
-    folder: str | Path,
+    folder: str | Path | Sequence[str | Path],
     program: str,
     *,
     out: str | Path | None = None,
@@ -130,30 +146,33 @@ def calibrate(
 ) -> CalibrationReport:
     """Fit a calibrator on ``program``'s debates in ``folder``; check it on ``check``'s; save the program to ``out``.
 
-    ``check`` is one folder or several, pooled (a question in several counts once: its first folder's
-    debate); each must hold debates of the same program (same fingerprint). ``skip_missing`` leaves out the
-    rows whose transcripts are missing and cannot be read off their rows (the reports' ``n`` count what was
-    used). Raises ``EvalError`` with one line when a folder is not an eval folder, lacks the program or holds
-    too few outcomes to fit.
+    ``folder`` and ``check`` are each one folder or several, pooled (a question in several counts once: its
+    first folder's debate); all must hold debates of the same program (same fingerprint). A question fitted
+    on is never counted as held out (``check["fitted_left_out"]`` says how many were left out).
+    ``skip_missing`` leaves out the rows whose transcripts are missing and cannot be read off their rows (the
+    reports' ``n`` count what was used). Raises ``EvalError`` with one line when a folder is not an eval
+    folder, lacks the program or holds too few outcomes to fit.
     """
-    folder = Path(folder)
-    settings = _settings(folder, program)
-    calibrator, fit = fit_calibrator(list(outcomes(folder, program, skip_missing=skip_missing).values()))
+    fitted_on = _folders(folder)
+    settings = _settings(fitted_on[0], program)
+    fingerprint = settings["programs"][program]
+    fitted = _pooled(fitted_on, program, fingerprint, skip_missing)
+    calibrator, fit = fit_calibrator(list(fitted.values()))
     if calibrator is None:
-        raise EvalError(f"cannot calibrate {program!r} on {folder}: {fit['reason']} (found {fit['n']})")
-    report = CalibrationReport(program=program, calibrator=calibrator, fit=fit)
+        where = ", ".join(map(str, fitted_on))
+        raise EvalError(f"cannot calibrate {program!r} on {where}: {fit['reason']} (found {fit['n']})")
+    report = CalibrationReport(program=program, calibrator=calibrator, fit=fit, fitted_on=[str(f) for f in fitted_on])
     if check is not None:
-        held: dict[str, Outcome] = {}
-        report.checked_on = [str(c) for c in ([check] if isinstance(check, (str, Path)) else check)]
-        for other in map(Path, report.checked_on):
-            if _settings(other, program)["programs"][program] != settings["programs"][program]:
-                raise EvalError(f"{other} ran another version of {program!r} than {folder} (fingerprints differ)")
-            held = outcomes(other, program, skip_missing=skip_missing) | held
+        report.checked_on = [str(c) for c in _folders(check)]
+        pooled = _pooled(_folders(check), program, fingerprint, skip_missing)
+        held = {id_: outcome for id_, outcome in pooled.items() if id_ not in fitted}
         if not held:
             raise EvalError(f"{check} holds no answered debate of {program!r} to check the calibrator on")
-        report.check = calibration_quality(calibrator, list(held.values()))
+        report.check = calibration_quality(calibrator, list(held.values())) | {
+            "fitted_left_out": len(pooled) - len(held)
+        }
     if out is not None:
-        report.out = _save(folder, settings, program, report, Path(out))
+        report.out = _save(fitted_on[0], settings, program, report, Path(out))
     return report
 
 
@@ -167,6 +186,6 @@ def _save(folder: Path, settings: dict[str, Any], program: str, report: Calibrat
     debate.config = debate.config.updated(calibrator=report.calibrator)
     kept = {k: v for k, v in getattr(debate, "manifest", {}).items() if k not in ("created", "versions")}
     held_out = report.check and {**report.check, "folders": report.checked_on}
-    record = {**report.fit, "fitted_on": str(folder), "held_out": held_out}  # compile's record, and where
+    record = {**report.fit, "fitted_on": report.fitted_on, "held_out": held_out}  # compile's record, and where
     save_program(debate, out, manifest={**kept, "calibrated_from": program, "calibration": record})
     return out

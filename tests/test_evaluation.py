@@ -394,7 +394,10 @@ def test_calibrate_fits_on_one_eval_checks_on_another_and_saves_the_program(scri
     run_eval(model, tmp_path / "fit", programs=["sc:3", "cot"], n=12)
     run_eval(model, tmp_path / "check", programs=["sc:3"], n=12, seed=1)
     report = calibrate(tmp_path / "fit", "sc:3", out=tmp_path / "sc3.json", check=tmp_path / "check")
-    assert report.fit["n"] == report.check["n"] == 12
+    fit_ids = outcomes(tmp_path / "fit", "sc:3").keys()
+    overlap = len(fit_ids & outcomes(tmp_path / "check", "sc:3").keys())
+    assert report.fit["n"] == 12 and report.check["n"] == 12 - overlap  # a question fitted on is not held out
+    assert report.check["fitted_left_out"] == overlap
     assert report.check["ece_10_before"] > 0.3  # 0.95 stated at about half right
     assert report.check["ece_10_after"] < report.check["ece_10_before"] / 2
     assert report.check["brier_after"] < report.check["brier_before"]
@@ -403,8 +406,8 @@ def test_calibrate_fits_on_one_eval_checks_on_another_and_saves_the_program(scri
     debate = load_program(tmp_path / "sc3.json", model=model)
     assert debate.config.calibrator == report.calibrator
     record = debate.manifest["calibration"]
-    assert record["fitted_on"] == str(tmp_path / "fit") and record["n"] == 12
-    assert record["held_out"]["folders"] == [str(tmp_path / "check")] and record["held_out"]["n"] == 12
+    assert record["fitted_on"] == [str(tmp_path / "fit")] and record["n"] == 12
+    assert record["held_out"]["folders"] == [str(tmp_path / "check")] and record["held_out"]["n"] == 12 - overlap
     result = debate(question=get_task("arithmetic").load(n=1, seed=0)[0].question)
     raw = result.transcript.decision.confidence
     assert result.confidence == report.calibrator(raw, 1.0) != raw
@@ -413,14 +416,25 @@ def test_calibrate_fits_on_one_eval_checks_on_another_and_saves_the_program(scri
     assert "held out" in capsys.readouterr().out
     # several check folders pool, a question counted once
     run_eval(model, tmp_path / "check2", programs=["sc:3"], n=12, seed=2)
-    pooled = len(outcomes(tmp_path / "check", "sc:3") | outcomes(tmp_path / "check2", "sc:3"))
+    checked = outcomes(tmp_path / "check", "sc:3") | outcomes(tmp_path / "check2", "sc:3")
+    pooled = len(checked)
     assert 12 < pooled <= 24
     checks = [tmp_path / "check", tmp_path / "check2", tmp_path / "check"]  # one folder twice: counted once
     assert (
         main(["calibrate", str(tmp_path / "fit"), "--program", "sc:3", *(f"--check={c}" for c in checks), "--json"])
         == 0
     )
-    assert json.loads(capsys.readouterr().out)["check"]["n"] == pooled
+    assert json.loads(capsys.readouterr().out)["check"]["n"] == len(checked.keys() - fit_ids)
+    # several fit folders pool too; the checked questions they hold are left out of the check
+    fit_both = [str(tmp_path / "fit"), str(tmp_path / "check2")]
+    assert main(["calibrate", *fit_both, "--program", "sc:3", "--check", str(tmp_path / "check"), "--json"]) == 0
+    both = json.loads(capsys.readouterr().out)
+    fitted = outcomes(tmp_path / "fit", "sc:3") | outcomes(tmp_path / "check2", "sc:3")
+    assert both["fit"]["n"] == len(fitted) > 12
+    assert both["check"]["fitted_left_out"] == len(fitted.keys() & outcomes(tmp_path / "check", "sc:3").keys())
+    assert both["check"]["n"] == 12 - both["check"]["fitted_left_out"]
+    with pytest.raises(EvalError, match="no answered debate"):  # checked only on what it was fitted on
+        calibrate([tmp_path / "fit", tmp_path / "check2"], "sc:3", check=tmp_path / "fit")
     # a lost transcript of a program without a calibrator: its outcome is read off its row, exactly
     recorded = outcomes(tmp_path / "check", "sc:3")
     for row in load_rows(tmp_path / "check")[:3]:

@@ -182,7 +182,9 @@ def add_calibrate(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "calibrate", help="fit a program's confidence calibrator on an eval's recorded debates (no LM call)"
     )
-    p.add_argument("out", type=Path, help="the eval folder whose debates the calibrator is fitted on")
+    p.add_argument(
+        "folders", type=Path, nargs="+", help="the eval folder(s) whose debates the calibrator is fitted on (pooled)"
+    )
     p.add_argument("--program", default="debate", help="the program calibrated (default debate)")
     p.add_argument(
         "--check",
@@ -342,7 +344,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
     from madspy.calibrate import calibrate
 
-    report = calibrate(args.out, args.program, out=args.save, check=args.check, skip_missing=args.skip_missing)
+    report = calibrate(args.folders, args.program, out=args.save, check=args.check, skip_missing=args.skip_missing)
     if args.json:
         fields = {"program": report.program, "weights": report.calibrator.weights, "fit": report.fit}
         print(json.dumps(fields | {"check": report.check, "saved": str(report.out) if report.out else None}))
@@ -350,7 +352,11 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     measured = {"fitted on (in sample)": report.fit} | ({"held out": report.check} if report.check else {})
     columns = ["n", "ece_10_before", "ece_10_after", "ece_5_before", "ece_5_after", "brier_before", "brier_after"]
     table = pd.DataFrame.from_dict(measured, orient="index")[columns]
-    _print_table(table, f"{args.program}: confidence calibrated on {args.out}", row_label="debates")
+    _print_table(
+        table, f"{args.program}: confidence calibrated on {', '.join(map(str, args.folders))}", row_label="debates"
+    )
+    if report.check and report.check["fitted_left_out"]:
+        print(f"{report.check['fitted_left_out']} checked question(s) also fitted on: left out of 'held out'")
     if report.out:
         print(f"saved {report.out}")
     return 0
