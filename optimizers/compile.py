@@ -22,12 +22,16 @@ Example::
 from __future__ import annotations
 
 import random
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import dspy
+from dspy.utils.callback import BaseCallback
 
 from madspy.core.errors import CompileError
 from madspy.core.models import make_lm
@@ -205,6 +209,34 @@ def calibration_quality(calibrator: Calibrator, outcomes: list[tuple[float, floa
     }
 
 
+class CallCounter(BaseCallback):
+    """Counts LM calls, cache hits included, in every thread that inherits the DSPy context (the debate's
+    call threads copy it). A DSPy callback: a debate calls private LM copies, so no one LM's history holds
+    them all, and DSPy's global history is capped."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self._lock = threading.Lock()
+
+    def on_lm_start(self, call_id: str, instance: Any, inputs: dict[str, Any]) -> None:
+        with self._lock:
+            self.calls += 1
+
+
+@contextmanager
+def counting_calls() -> Iterator[CallCounter]:
+    """The LM calls made inside the block.
+
+    >>> with counting_calls() as counter:
+    ...     pass
+    >>> counter.calls
+    0
+    """
+    counter = CallCounter()
+    with dspy.context(callbacks=[*dspy.settings.get("callbacks", []), counter]):
+        yield counter
+
+
 def base_config(model: str, preset_name: str = "debate", **changes: Any) -> DebateConfig:
     """The hand-written program's config: a preset with ``model`` and ``changes`` merged in."""
     return preset(preset_name, model=model, **changes)
@@ -278,7 +310,7 @@ def compile_program(
     # replays the cache. The saved program keeps the configured concurrency.
     serial = config.updated(concurrency=1)
     handwritten = Debate(serial, normalize=task.normalize)
-    with dspy.context(lm=task_lm):
+    with dspy.context(lm=task_lm), counting_calls() as counter:
         teleprompter = spec.build(metric, prompt_lm, seed, plan.settings)
         compiled = spec.compile(teleprompter, Debate(serial, normalize=task.normalize), trainset, seed, plan.settings)
         for predictor in compiled.predictors():
@@ -312,6 +344,7 @@ def compile_program(
         "dev": scores,
         "calibration": calibration,
         "estimated_calls": plan.calls,
+        "calls": counter.calls,  # made, dev debates and cache hits included
         "wall_s": wall_s,
     }
     if out is not None:

@@ -44,6 +44,7 @@ from madspy.optimizers.compile import (
     CompilePlan,
     calls_per_debate,
     compile_lms,
+    counting_calls,
     dev_scores,
     fit_calibrator,
     split_data,
@@ -337,7 +338,7 @@ def compile_program_roles(
     task_lm, prompt_lm = compile_lms(model, config, reflection_model)
     teacher_lm = compile_lms(teacher, config.updated(api_base=None), None)[0] if teacher else None
     handwritten = Debate(config.updated(concurrency=1), normalize=task.normalize)  # role calls in turn, as compile
-    with dspy.context(lm=task_lm, adapter=adapter_for(model)):  # the adapter the debate's calls use
+    with dspy.context(lm=task_lm, adapter=adapter_for(model)), counting_calls() as counter:  # the debate's adapter
         compiled, reports = compile_roles(
             handwritten,
             datasets,
@@ -375,6 +376,7 @@ def compile_program_roles(
         "roles": {name: report.as_dict() for name, report in reports.items()},
         "dev": scores,
         "calibration": calibration,
+        "calls": counter.calls,  # made, dev debates and cache hits included
         "wall_s": wall_s,
     }
     if out is not None:

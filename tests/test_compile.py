@@ -89,6 +89,7 @@ def test_bootstrap_puts_demos_on_every_role_that_ran_and_the_artifact_round_trip
     assert set(manifest["dev"]) == {"compiled", "handwritten"} and manifest["dev"]["compiled"]["n"] == 2
     assert not set(manifest["data"]["train_ids"]) & set(manifest["data"]["dev_ids"])
     assert "versions" in manifest and "created" in manifest
+    assert manifest["calls"] == len(calls_of(model)) <= manifest["estimated_calls"]  # made, dev debates included
 
 
 def test_a_second_compile_with_the_same_seed_is_answered_from_the_cache(model, tmp_path):
@@ -97,6 +98,8 @@ def test_a_second_compile_with_the_same_seed_is_answered_from_the_cache(model, t
     made = len(calls_of(model))
     second = compile_program("arithmetic", model, "bootstrap", train=2, dev=1, seed=3, config=small(model))
     assert made > 0 and len(calls_of(model)) == made
+    # the manifest counts the calls made, cache hits included: the replay made as many
+    assert first.manifest["calls"] == second.manifest["calls"] >= made
     assert [len(p.demos) for p in second.debate.predictors()] == [len(p.demos) for p in first.debate.predictors()]
 
 

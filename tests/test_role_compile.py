@@ -132,6 +132,7 @@ def test_roles_compiles_only_the_roles_named(model, role_data, tmp_path):
     base = ["--task", "arithmetic", "--model", model, "--critic"]
     assert main(["compile", "--handwritten", *base, "--out", str(twin)]) == 0
     argv = ["compile", *base, "--optimizer", "bootstrap", "--roles", "critic", "--role-data", str(role_data)]
+    made = len(calls_of(model))
     assert main([*argv, "--dev", "3", "--out", str(out)]) == 0
     compiled, hand = json.loads(out.read_text()), json.loads(twin.read_text())
     for role in Role:
@@ -141,6 +142,8 @@ def test_roles_compiles_only_the_roles_named(model, role_data, tmp_path):
     assert compiled["config"] == hand["config"]  # the saved program keeps the configured concurrency
     program = load_program(out)
     assert program.manifest["roles"]["critic"]["demo_sources"] and program.manifest["dev"]["compiled"]["n"] == 3
+    assert program.manifest["calls"] == len(calls_of(model)) - made  # every call, dev debates included
+    assert program.manifest["calls"] > program.manifest["roles"]["critic"]["calls"] > 0
     dev_ids = set(program.manifest["data"]["dev_ids"])
     assert not dev_ids & {e.question_id for e in load_role_dataset(role_data, Role.CRITIC)}  # held out
 
