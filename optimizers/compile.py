@@ -45,6 +45,7 @@ from madspy.programs.config import DebateConfig
 from madspy.programs.debate import Debate
 from madspy.programs.memory import MASKED
 from madspy.programs.presets import preset
+from madspy.signatures.roles import Role
 
 OPTIMIZERS = tuple(SPECS)  # the names compile and the CLI accept
 DEFAULT_MAX_CALLS = 2000
@@ -237,6 +238,28 @@ def counting_calls() -> Iterator[CallCounter]:
         yield counter
 
 
+def drop_wrong_answers(debate: Debate, examples: list[dspy.Example], metric: CompositeMetric) -> dict[str, int]:
+    """Remove the proposer and reviser demos whose answer is wrong for their question; how many, per role.
+
+    Bootstrapping keeps every call of a debate that ended right, so a peer's wrong answer inside it
+    becomes a demo (seen on gsm8k, bench/RESULTS.md 2026-12-05). Role-wise compile keeps only right
+    answers (role-level success, as in STaR's filtering); so does this, for the demos it can check.
+    """
+    gold = {e.question: e.answer for e in examples}
+    dropped: dict[str, int] = {}
+    for name, predictor in debate.named_predictors():
+        if name not in [role for role in Role if role.answers]:
+            continue
+        kept = [
+            d
+            for d in predictor.demos
+            if d.get("question") not in gold or metric.correct(d.get("answer"), gold[d.get("question")])
+        ]
+        if len(kept) < len(predictor.demos):
+            dropped[name], predictor.demos = len(predictor.demos) - len(kept), kept
+    return dropped
+
+
 def base_config(model: str, preset_name: str = "debate", **changes: Any) -> DebateConfig:
     """The hand-written program's config: a preset with ``model`` and ``changes`` merged in."""
     return preset(preset_name, model=model, **changes)
@@ -313,6 +336,7 @@ def compile_program(
     with dspy.context(lm=task_lm), counting_calls() as counter:
         teleprompter = spec.build(metric, prompt_lm, seed, plan.settings)
         compiled = spec.compile(teleprompter, Debate(serial, normalize=task.normalize), trainset, seed, plan.settings)
+        dropped = drop_wrong_answers(compiled, trainset, metric)
         for predictor in compiled.predictors():
             predictor.lm = None  # SIMBA pins sampling LMs on predictors; the debate routes LMs per role
         outcomes: list[tuple[float, float, bool]] = []
@@ -342,6 +366,7 @@ def compile_program(
             "dev_ids": [e.id for e in devset],
         },
         "dev": scores,
+        "demos_dropped": dropped,  # proposer/reviser demos answering wrong, taken from debates that ended right
         "calibration": calibration,
         "estimated_calls": plan.calls,
         "calls": counter.calls,  # made, dev debates and cache hits included

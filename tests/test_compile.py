@@ -92,6 +92,26 @@ def test_bootstrap_puts_demos_on_every_role_that_ran_and_the_artifact_round_trip
     assert manifest["calls"] == len(calls_of(model)) <= manifest["estimated_calls"]  # made, dev debates included
 
 
+def test_bootstrap_keeps_no_wrong_answer_from_a_debate_that_ended_right(scripted):
+    """The first of three agents always proposes a wrong answer; the two others outvote it."""
+    analyst = DebateConfig.default_agents(3)[0].persona
+
+    def first_agent_wrong(turn: Turn):
+        if turn.role == "proposer":
+            wrong = turn.inputs["persona"] == analyst
+            return proposal(str(_value(turn) + wrong), 0.8, "critique 1")
+        return solver(turn)
+
+    model = scripted(first_agent_wrong)
+    result = compile_program("arithmetic", model, "bootstrap", train=2, dev=0, seed=1, config=base_config(model))
+    # bootstrap kept the first two proposer calls of a right debate: the analyst's (wrong) and the next one
+    assert result.manifest["demos_dropped"] == {"proposer": 1}
+    demos = result.debate.proposer.demos
+    assert demos and all(
+        int(d["answer"]) == _value(Turn(model, "proposer", {"question": d["question"]}, [], None)) for d in demos
+    )
+
+
 def test_a_second_compile_with_the_same_seed_is_answered_from_the_cache(model, tmp_path):
     dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=False, disk_cache_dir=str(tmp_path / "cache"))
     first = compile_program("arithmetic", model, "bootstrap", train=2, dev=1, seed=3, config=small(model))
