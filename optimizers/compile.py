@@ -253,7 +253,7 @@ def drop_wrong_answers(debate: Debate, examples: list[dspy.Example], metric: Com
         kept = [
             d
             for d in predictor.demos
-            if d.get("question") not in gold or metric.correct(d.get("answer"), gold[d.get("question")])
+            if (q := d.get("question")) not in gold or metric.correct(d.get("answer"), gold[q])
         ]
         if len(kept) < len(predictor.demos):
             dropped[name], predictor.demos = len(predictor.demos) - len(kept), kept
