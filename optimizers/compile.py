@@ -246,9 +246,10 @@ def drop_wrong_answers(debate: Debate, examples: list[dspy.Example], metric: Com
     answers (role-level success, as in STaR's filtering); so does this, for the demos it can check.
     """
     gold = {e.question: e.answer for e in examples}
+    answering = {role for role in Role if role.answers}
     dropped: dict[str, int] = {}
     for name, predictor in debate.named_predictors():
-        if name not in [role for role in Role if role.answers]:
+        if name not in answering:
             continue
         kept = [
             d
