@@ -43,6 +43,10 @@ from madspy.programs.presets import preset
 from madspy.programs.protocols import ProtocolName
 from madspy.programs.topology import Topology
 
+# The default preset's gate, exactly: a vote is decisive when held by at least share x agents, and 0.67 x 3
+# agents asks for 3 of 3, so a rounded share would make "2 of 3" unreachable.
+TWO_THIRDS = 2 / 3
+
 
 def sample_config(trial: optuna.Trial, model: str, **fixed: Any) -> DebateConfig:
     """The debate settings of one trial (``fixed`` fields, e.g. max_tokens, are merged in)."""
@@ -67,7 +71,7 @@ def sample_config(trial: optuna.Trial, model: str, **fixed: Any) -> DebateConfig
             stop={
                 "agreement_gate": trial.suggest_categorical("agreement_gate", [None, 0.7, 0.85, 0.95]),
                 "stable_rounds": trial.suggest_int("stable_rounds", 0, 2),
-                **_decisive_gates(trial, [None, 0.6, 0.67, 1.0]),
+                **_decisive_gates(trial, [None, 0.6, TWO_THIRDS, 1.0]),
             },
             echo={"reaction": trial.suggest_categorical("echo_reaction", ["none", "devils_advocate", "stop"])},
         )
@@ -99,7 +103,7 @@ def sample_efficient(trial: optuna.Trial, model: str, **fixed: Any) -> DebateCon
             "enabled": trial.suggest_categorical("critic", [True, False]),
             "per_answer": trial.suggest_categorical("critic_per_answer", [True, False]),
         },
-        stop=_decisive_gates(trial, [0.67, 1.0]),
+        stop=_decisive_gates(trial, [TWO_THIRDS, 1.0]),
     ).updated(**fixed)
 
 

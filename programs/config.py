@@ -202,7 +202,8 @@ class StopConfig(_Strict):
     least this confident (None turns it off); at round 0 this makes easy questions
     cost one round. ``decisive_share`` / ``decisive_confidence``: stop when one answer is
     held by at least that share of the agents, at least that confident on average (None
-    turns it off): debate only when the first answers hesitate (iMAD, 2025).
+    turns it off): debate only when the first answers hesitate (iMAD, 2025). The share is
+    compared exactly: for 2 of 3 agents write 0.66 or 2/3's 0.6667, since 0.67 asks for 3 of 3.
     """
 
     stable_rounds: int = Field(1, ge=0)

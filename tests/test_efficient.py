@@ -8,6 +8,8 @@ from scripts import REVIEWED, by_agent
 from madspy.optimizers.search import sample_config, sample_efficient
 from madspy.programs import Debate
 from madspy.programs.presets import preset
+from madspy.programs.protocols import Vote
+from madspy.programs.stopping import DecisiveVote
 from madspy.testing import calls_of
 
 PERSONAS = [a.persona for a in preset("debate").agents]
@@ -93,12 +95,12 @@ def test_the_gates_and_mechanisms_are_searchable_config_fields():
             "agreement_gate": None,
             "stable_rounds": 0,
             "echo_reaction": "none",
-            "decisive_share": 0.67,
+            "decisive_share": 2 / 3,
             "decisive_confidence": 0.5,
         }
     )
     config = sample_config(trial, "openai/m")
-    assert (config.stop.decisive_share, config.stop.decisive_confidence) == (0.67, 0.5)
+    assert (config.stop.decisive_share, config.stop.decisive_confidence) == (2 / 3, 0.5)
     assert config.critic.per_answer and config.memory == "digest"
     efficient = sample_efficient(
         optuna.trial.FixedTrial(
@@ -107,16 +109,36 @@ def test_the_gates_and_mechanisms_are_searchable_config_fields():
                 "memory": "previous",
                 "critic": False,
                 "critic_per_answer": False,
-                "decisive_share": 0.67,
+                "decisive_share": 2 / 3,
                 "decisive_confidence": 0.8,
             }
         ),
         "openai/m",
     )
     assert (efficient.stop.decisive_share, efficient.stop.decisive_confidence, efficient.memory) == (
-        0.67,
+        2 / 3,
         0.8,
         "previous",
     )
     assert not efficient.critic.enabled and {a.temperature for a in efficient.agents} == {1.0}
     assert efficient.rounds == preset("debate").rounds
+
+
+def test_the_efficient_space_holds_the_default_debate_and_a_two_of_three_gate():
+    """The search must be able to find (and compare against) the preset it would replace."""
+    default = {
+        "temperature": "0.7-0.9",
+        "memory": "digest",
+        "critic": False,
+        "critic_per_answer": True,
+        "decisive_share": 2 / 3,
+        "decisive_confidence": 0.0,
+    }
+    config = sample_efficient(optuna.trial.FixedTrial(default), "openai/m")
+    assert config == preset("debate", model="openai/m")
+    two_of_three = [Vote(0, "7", "7", 0.5), Vote(1, "7", "7", 0.5), Vote(2, "8", "8", 0.5)]
+    for sample in (sample_efficient, sample_config):
+        trial = optuna.create_study(directions=["maximize", "minimize"]).ask()
+        sample(trial, "openai/m")
+        shares = [s for s in trial.distributions["decisive_share"].choices if s is not None and s < 1]
+        assert shares and all(DecisiveVote(s, 0.0, agents=3).check([two_of_three]) for s in shares)
