@@ -1,7 +1,8 @@
 """Held-out results recorded in a saved program's manifest, so a compiled artifact carries its own evidence.
 
 ``madspy compare --record`` writes the paired comparison of a saved program against another
-(its hand-written twin, a preset) into the program's manifest, under ``held_out``. A result is
+(its hand-written twin, a preset) into the program's manifest, under ``held_out``; ``madspy
+role-eval --record`` writes a role A/B (one role's calls on held-out role data) under ``held_out_roles``. A result is
 recorded only when every eval folder that ran the program ran this version of it (the
 fingerprint the folder recorded), so a manifest never credits a program with the numbers of
 another version; config and roles are left as they are (``amend_manifest``), so the program
@@ -16,14 +17,27 @@ Example::
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from madspy.core.errors import EvalError
-from madspy.evaluation import Comparison, eval_folder, eval_settings, is_program_file, program_as_recorded
+from madspy.evaluation import (
+    SETTINGS_FILE,
+    Comparison,
+    build_program,
+    eval_folder,
+    eval_settings,
+    is_program_file,
+    program_as_recorded,
+    program_fingerprint,
+)
+from madspy.pairs import task_named
 from madspy.programs.artifact import amend_manifest, load_program
+from madspy.role_datasets import role_data_source
+from madspy.role_scores import SUMMARY_FILE
 
 # What makes two eval folders samples of one measurement; a planted instruction or an adversary makes another.
 _SAMPLE_KEYS = ("task", "split", "model", "max_tokens", "adversary", "defenses", "inject")
@@ -96,4 +110,80 @@ def record_comparison(
         if (e.get("against"), e.get("samples")) != (entry["against"], entry["samples"])
     ]
     amend_manifest(program, {"held_out": [*kept, entry]})
+    return entry
+
+
+def _json(file: Path) -> dict[str, Any]:
+    return json.loads(file.read_text(encoding="utf-8")) if file.is_file() else {}
+
+
+def role_data_split(role_data: str | Path) -> str:
+    """The one split a role-data folder's examples come from; ``EvalError`` when it does not say (or holds several)."""
+    splits = role_data_source(role_data).get("splits", [])
+    if len(splits) != 1:
+        raise EvalError(
+            f"{role_data} does not say which one split its examples come from: rebuild it with madspy roles"
+        )
+    return splits[0]
+
+
+def record_role_comparison(folder: str | Path, program: str) -> dict[str, Any]:
+    """Record the role A/B in ``madspy role-eval`` folder ``folder`` (``program`` against the folder's first
+    program) in ``program``'s manifest, under ``held_out_roles``; returns the entry.
+
+    ``EvalError`` (one line) unless ``program`` is a program file scored there in its present version (the
+    fingerprint role-eval recorded) and the role data say which split they come from (``madspy roles``
+    writes that). An entry of the same role against the same program from the same folder is replaced.
+
+    Example::
+
+        record_role_comparison("runs/critic-ab", "compiled/gsm8k-critic.json")
+    """
+    folder = Path(folder)
+    summary, settings = _json(folder / SUMMARY_FILE), _json(folder / SETTINGS_FILE)
+    if not summary or "programs" not in settings:
+        raise EvalError(f"{folder} is not a role-eval folder with settings (run madspy role-eval --out {folder})")
+    if not is_program_file(program):
+        raise EvalError(f"{program!r} is not a saved program: only a program file has a manifest to record in")
+    first, *others = summary["programs"]
+    if program not in others:
+        raise EvalError(f"{folder} holds no A/B of {program!r} against another program (its first is {first!r})")
+    recorded = settings["programs"].get(program)
+    now = program_fingerprint(build_program(program, task_named(settings["task"]), settings["model"]))
+    if recorded != now:
+        why = "its rows predate role-eval's fingerprints" if recorded is None else "it has changed since"
+        raise EvalError(f"cannot record {folder} in {program}: {why}; run the role A/B again into a new folder")
+    mine, theirs = summary["programs"][program], summary["programs"][first]
+    versus = mine["vs_first"]
+    entry = {
+        "recorded": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "role": summary["role"],
+        "task": settings["task"],
+        "split": role_data_split(summary["role_data"]),
+        "model": settings["model"],
+        "folder": str(folder),
+        "role_data": summary["role_data"],
+        "examples": summary["examples"],
+        "against": first,
+        "good": mine["good"],
+        "good_against": theirs["good"],
+        "score": round(mine["score"], 4),
+        "score_against": round(theirs["score"], 4),
+        "only_this_good": versus["only_this_good"],
+        "only_against_good": versus["only_first_good"],
+        "mcnemar_p": round(versus["mcnemar_p"], 6),
+        "difference": round(versus["score_difference"], 4),
+        "difference_ci": [round(x, 4) for x in versus["difference_ci"]],
+        "prompt_tokens": mine["prompt_tokens"],
+        "prompt_tokens_against": theirs["prompt_tokens"],
+    }
+    for key in ("hit_rate", "false_alarm_rate"):
+        if key in mine:
+            entry[key], entry[f"{key}_against"] = mine[key], theirs[key]
+    kept = [
+        e
+        for e in load_program(program).manifest.get("held_out_roles", [])
+        if (e.get("role"), e.get("against"), e.get("folder")) != (entry["role"], first, entry["folder"])
+    ]
+    amend_manifest(program, {"held_out_roles": [*kept, entry]})
     return entry

@@ -17,11 +17,13 @@ from pathlib import Path
 
 from madspy.core.errors import MadspyError
 from madspy.data import Task
-from madspy.evaluation import CORRECT_AT, SETTINGS_FILE, EvalError, load_rows
+from madspy.evaluation import CORRECT_AT, SETTINGS_FILE, EvalError, eval_settings, load_rows
 from madspy.optimizers.role_data import RoleExample, proposal_reviews, role_examples, save_role_datasets
 from madspy.pairs import eval_folder_task
 from madspy.programs.transcript import Transcript
 from madspy.signatures import Role
+
+SOURCE_FILE = "source.json"
 
 
 def eval_role_examples(
@@ -82,10 +84,23 @@ def export_role_datasets(
     program: str | None = None,
 ) -> dict[Role, int]:
     """Write ``<out>/<role>.jsonl`` from the transcripts of ``eval_dirs`` (of ``program``'s debates only, if
-    given: a folder holding several programs); returns the examples per role.
+    given: a folder holding several programs), and ``<out>/source.json`` saying where they come from
+    (task, split, model: what a recorded role A/B states); returns the examples per role.
 
     Each example carries its question's gold rationale where the task has one (read from ``data_dir``,
     ``MADSPY_DATA_DIR`` or the Hub), what a hindsight teacher and gold-rationale demos use.
     """
     examples = [e for d in eval_dirs for e in eval_role_examples(d, every_proposal, data_dir, program)]
-    return save_role_datasets(examples, out)
+    counts = save_role_datasets(examples, out)
+    settings = [eval_settings(Path(d)) for d in eval_dirs]
+    source = {"eval_dirs": [str(d) for d in eval_dirs], "program": program, "every_proposal": every_proposal}
+    for key in ("task", "split", "model"):
+        source[f"{key}s"] = sorted({str(s.get(key)) for s in settings})
+    (Path(out) / SOURCE_FILE).write_text(json.dumps(source, indent=2) + "\n", encoding="utf-8")
+    return counts
+
+
+def role_data_source(folder: str | Path) -> dict:
+    """Where a role-data folder's examples come from (eval folders, their tasks, splits, models); {} if not recorded."""
+    file = Path(folder) / SOURCE_FILE
+    return json.loads(file.read_text(encoding="utf-8")) if file.is_file() else {}

@@ -3,7 +3,9 @@
 Each example's recorded inputs go to each program's predictor of that role, called as a debate
 calls it (``Debate.job``: the role's model, temperature, adapter and retries), and are scored by
 the role's metric (``optimizers.role_metrics``). Rows are appended to ``<out>/rows.jsonl`` as they
-finish, so a stopped run resumes where it stopped. The summary holds each program's mean score
+finish, so a stopped run resumes where it stopped; ``<out>/settings.json`` holds each program's
+fingerprint, so rows of a changed program are never mixed in and ``--record`` credits only the
+version that was measured. The summary holds each program's mean score
 with a 95% interval, for the critic its hit and false-alarm rates, and for every program after
 the first a paired comparison with the first (McNemar on "the call was good", a bootstrap
 interval of the score difference).
@@ -26,8 +28,9 @@ from typing import Any
 
 from rich.progress import track
 
+from madspy.core.errors import EvalError
 from madspy.data import Task
-from madspy.evaluation import ROWS_FILE, build_program
+from madspy.evaluation import ROWS_FILE, SETTINGS_FILE, build_program, program_fingerprint
 from madspy.optimizers.metrics import accuracy, critic_rates, mcnemar, paired_bootstrap
 from madspy.optimizers.role_data import RoleExample, load_role_dataset
 from madspy.optimizers.role_metrics import RoleMetric, flagged
@@ -97,6 +100,7 @@ def score_role(
     rows = _load_rows(rows_path)
     done = {(r["program"], r["example"]) for r in rows}
     debates = {p: build_program(p, task, model, api_base=api_base) for p in programs}
+    _check_settings(out, {"role": str(role), "task": task.name, "model": model}, debates, {r["program"] for r in rows})
     todo = [(p, e) for e in examples for p in programs if (p, example_key(e)) not in done]
     steps = track(todo, description=f"{role} calls", transient=True) if progress else todo
     with append_jsonl(rows_path) as f:
@@ -109,6 +113,32 @@ def score_role(
     summary |= {"role_data": str(role_data), "task": task.name, "model": model}
     (out / SUMMARY_FILE).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     return summary
+
+
+def _check_settings(out: Path, now: dict[str, str], debates: dict[str, Debate], held: set[str]) -> None:
+    """Write ``out``'s settings with each program's fingerprint, as ``madspy eval`` does for its folders.
+
+    ``EvalError`` when ``out`` holds an A/B of another role, task or model, or rows of a program made by
+    another version of it (prompts, demos or settings changed since). Rows written before role-eval
+    recorded fingerprints are kept, with the fingerprint unknown (None): they cannot be recorded.
+    """
+    file = out / SETTINGS_FILE
+    saved = json.loads(file.read_text(encoding="utf-8")) if file.is_file() else {}
+    differing = sorted(k for k in now if k in saved and saved[k] != now[k])
+    if differing:
+        detail = ", ".join(f"{k}: {saved[k]!r} there vs {now[k]!r} now" for k in differing)
+        raise EvalError(f"{out} holds a role A/B with other settings ({detail}); use another --out folder")
+    known = saved.get("programs", {})
+    programs = dict(known)
+    for name, debate in debates.items():
+        fingerprint = program_fingerprint(debate)
+        if name in held and name in known and known[name] != fingerprint:
+            raise EvalError(
+                f"{out} holds rows of {name!r} made by a different version of it (prompts, demos or settings "
+                f"changed since); use another --out folder, or delete its rows from {ROWS_FILE} to rerun them"
+            )
+        programs[name] = known.get(name) if name in held else fingerprint
+    file.write_text(json.dumps(saved | now | {"programs": programs}, indent=2) + "\n", encoding="utf-8")
 
 
 def summarize_role_rows(

@@ -13,6 +13,7 @@ from scripts import REVIEWED, critique, proposal, resolution
 from madspy.cli import main
 from madspy.core.errors import CompileError
 from madspy.data import get_task
+from madspy.evaluation import program_fingerprint
 from madspy.optimizers.role_compile import compile_roles
 from madspy.optimizers.role_data import RoleExample, load_role_dataset, proposal_reviews, role_examples
 from madspy.optimizers.role_metrics import RoleMetric
@@ -383,8 +384,8 @@ def demo_aware(turn: Turn):
     return critique(flawed=with_demos and shown != gold_of(turn))
 
 
-def test_role_eval_ab_tests_a_compiled_critic_against_the_handwritten_one(scripted, role_data, tmp_path, capsys):
-    model = scripted(demo_aware)
+def compiled_critic_ab(model, role_data, tmp_path) -> tuple[Path, list[str]]:
+    """A critic with one flagging demo saved as a program, and the role-eval argv of it against the preset."""
     compiled = Debate(preset("debate", model=model, **REVIEWED)).fork()
     compiled.critic.demos = [
         dspy.Example(
@@ -396,7 +397,6 @@ def test_role_eval_ab_tests_a_compiled_critic_against_the_handwritten_one(script
     ]
     program = tmp_path / "critic.json"
     save_program(compiled, program)
-    out = tmp_path / "ab"
     argv = [
         "role-eval",
         str(role_data),
@@ -409,8 +409,15 @@ def test_role_eval_ab_tests_a_compiled_critic_against_the_handwritten_one(script
         "--programs",
         f"debate,{program}",
         "--out",
-        str(out),
+        str(tmp_path / "ab"),
     ]
+    return program, argv
+
+
+def test_role_eval_ab_tests_a_compiled_critic_against_the_handwritten_one(scripted, role_data, tmp_path, capsys):
+    model = scripted(demo_aware)
+    program, argv = compiled_critic_ab(model, role_data, tmp_path)
+    out = tmp_path / "ab"
     assert main(argv) == 0
     summary = json.loads((out / "summary.json").read_text())
     hand, mine = summary["programs"]["debate"], summary["programs"][str(program)]
@@ -428,3 +435,35 @@ def test_role_eval_ab_tests_a_compiled_critic_against_the_handwritten_one(script
     capsys.readouterr()
     assert main([*argv[:3], "judge", *argv[4:]]) == 2
     assert "unknown role 'judge'" in capsys.readouterr().err
+
+
+def test_role_eval_records_the_ab_of_the_measured_version_only(scripted, role_data, tmp_path, capsys):
+    model = scripted(demo_aware)
+    program, argv = compiled_critic_ab(model, role_data, tmp_path)
+    assert main([*argv, "--record"]) == 0
+    assert main([*argv, "--record"]) == 0  # recorded again: the entry is replaced, not added
+    (entry,) = load_program(program).manifest["held_out_roles"]
+    assert (entry["role"], entry["against"], entry["split"]) == ("critic", "debate", "test")
+    assert entry["hit_rate"] == 1.0 and entry["hit_rate_against"] == 0.0 and entry["only_against_good"] == 0
+    assert entry["examples"] == len(load_role_dataset(role_data, Role.CRITIC))
+    fingerprint = json.loads((tmp_path / "ab" / "settings.json").read_text())["programs"][str(program)]
+    assert fingerprint == program_fingerprint(load_program(program))  # amending kept the program as it was
+    capsys.readouterr()
+
+    changed = load_program(program)
+    changed.critic.demos = []
+    save_program(changed, program)
+    assert main([*argv, "--record"]) == 2  # its rows describe the program with the demo
+    assert "made by a different version" in capsys.readouterr().err
+
+    (tmp_path / "ab" / "settings.json").unlink()  # as a folder written before role-eval kept fingerprints
+    assert main([*argv, "--record"]) == 2
+    assert "its rows predate role-eval's fingerprints" in capsys.readouterr().err
+
+    (role_data / "source.json").unlink()  # role data from before madspy roles said where they come from
+    elsewhere = [*argv[:-1], str(tmp_path / "ab2"), "--record"]
+    assert main(elsewhere) == 2
+    assert "does not say which one split" in capsys.readouterr().err
+    assert main([*elsewhere, "--programs", "debate,cot"]) == 2
+    assert "--record needs a program file" in capsys.readouterr().err
+    assert not (tmp_path / "ab2").exists()  # refused before any call

@@ -137,7 +137,7 @@ ROLE_EVAL_EXAMPLES = """examples:
   madspy eval --task gsm8k --model M --programs du-mad,debate --out runs/gsm8k-test
   madspy roles runs/gsm8k-test --every-proposal --out roles/gsm8k-test
   madspy role-eval roles/gsm8k-test --role critic --task gsm8k --model M \\
-      --programs debate,compiled/gsm8k-critic.json --out runs/critic-ab
+      --programs debate,compiled/gsm8k-critic.json --out runs/critic-ab --record
 rerun the same command to resume; rows already in OUT/rows.jsonl are skipped.
 """
 
@@ -157,16 +157,29 @@ def add_role_eval(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--api-base", help="URL of the server behind --model")
     p.add_argument("--limit", type=int, help="score only the first N examples")
     p.add_argument("--out", type=Path, required=True, help="folder for rows.jsonl and summary.json")
+    p.add_argument(
+        "--record",
+        action="store_true",
+        help="write each program file's A/B against the first program into its manifest (held_out_roles)",
+    )
     p.set_defaults(handler=cmd_role_eval)
 
 
 def cmd_role_eval(args: argparse.Namespace) -> int:
+    from madspy.core.errors import EvalError
+    from madspy.evaluation import is_program_file
+    from madspy.held_out import record_role_comparison, role_data_split
     from madspy.optimizers.role_compile import roles_named
     from madspy.pairs import task_named
     from madspy.role_scores import score_role
 
     (role,) = roles_named([args.role])
     programs = [p.strip() for p in args.programs.split(",") if p.strip()]
+    recordable = [p for p in programs[1:] if is_program_file(p)]
+    if args.record:  # refused before any call rather than after the A/B
+        if not recordable:
+            raise EvalError("--record needs a program file after the first program (the one it is compared against)")
+        role_data_split(args.role_data)
     summary = score_role(
         args.role_data,
         role,
@@ -179,6 +192,13 @@ def cmd_role_eval(args: argparse.Namespace) -> int:
         progress=sys.stderr.isatty(),
     )
     print(json.dumps(summary, indent=2))
+    for program in recordable if args.record else []:
+        entry = record_role_comparison(args.out, program)
+        print(
+            f"recorded in {program}: {entry['good']} vs {entry['good_against']} good of {entry['examples']}, "
+            f"McNemar p = {entry['mcnemar_p']:.3g}",
+            file=sys.stderr,
+        )
     return 0
 
 
