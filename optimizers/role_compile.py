@@ -88,7 +88,7 @@ class RoleReport:
     dev_after: float | None
     demo_sources: dict[str, int]
     instructions_changed: bool
-    calls: int
+    calls: int  # LM calls made (cache hits included): task, teacher and prompt models
     hindsight: dict[str, int] | None = None  # the teacher's critiques: asked, kept, and why the rest were not
 
     def as_dict(self) -> dict[str, Any]:
@@ -218,22 +218,20 @@ def compile_role(
     metric = RoleMetric(task, role)
     spec = spec_of(optimizer)
     s = spec.settings(settings, train=len(train))
-    lms = [lm for lm in {id(x): x for x in (dspy.settings.lm, teacher) if x is not None}.values()]
-    history_before = sum(len(lm.history) for lm in lms)
-    before = _dev_score(predictor, dev, metric)
-    student = OneRole(predictor)
-    teleprompter = spec.build(metric, prompt_lm or dspy.settings.lm, seed, s, teacher=teacher)
-    compiled = spec.compile(teleprompter, student, [e.example() for e in train], seed, s).predictor
-    compiled.lm = None  # the debate routes LMs per role
-    sources = {"optimizer": len(compiled.demos), "recorded": 0, "hindsight": 0, "gold_rationale": 0}
-    added, taught = _top_up(
-        train, metric, predictor, max_demos - len(compiled.demos), hindsight=hindsight, teacher=teacher
-    )
-    for source, _ in added:
-        sources[source] += 1
-    compiled.demos = list(compiled.demos) + [demo for _, demo in added]
-    after = _dev_score(compiled, dev, metric)
-    calls = sum(len(lm.history) for lm in lms) - history_before
+    with counting_calls() as counter:  # task, teacher and prompt models alike
+        before = _dev_score(predictor, dev, metric)
+        student = OneRole(predictor)
+        teleprompter = spec.build(metric, prompt_lm or dspy.settings.lm, seed, s, teacher=teacher)
+        compiled = spec.compile(teleprompter, student, [e.example() for e in train], seed, s).predictor
+        compiled.lm = None  # the debate routes LMs per role
+        sources = {"optimizer": len(compiled.demos), "recorded": 0, "hindsight": 0, "gold_rationale": 0}
+        added, taught = _top_up(
+            train, metric, predictor, max_demos - len(compiled.demos), hindsight=hindsight, teacher=teacher
+        )
+        for source, _ in added:
+            sources[source] += 1
+        compiled.demos = list(compiled.demos) + [demo for _, demo in added]
+        after = _dev_score(compiled, dev, metric)
     report = RoleReport(
         role=str(role),
         train=len(train),
@@ -242,7 +240,7 @@ def compile_role(
         dev_after=after,
         demo_sources=sources,
         instructions_changed=compiled.signature.instructions != predictor.signature.instructions,
-        calls=calls,
+        calls=counter.calls,
         hindsight=taught,
     )
     return compiled, report

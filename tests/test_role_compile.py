@@ -467,3 +467,24 @@ def test_role_eval_records_the_ab_of_the_measured_version_only(scripted, role_da
     assert main([*elsewhere, "--programs", "debate,cot"]) == 2
     assert "--record needs a program file" in capsys.readouterr().err
     assert not (tmp_path / "ab2").exists()  # refused before any call
+
+
+def test_a_roles_calls_count_the_prompt_models_too(model, scripted, role_data):
+    def improver(turn: Turn):
+        return {name: f"Improved instruction: check every step ({name})." for name in turn.outputs}
+
+    prompt_model = scripted(improver)
+    made = len(calls_of(model))
+    with dspy.context(lm=dspy.LM(model, cache=False)):
+        _, reports = compile_roles(
+            Debate(preset("debate", model=model, **REVIEWED)),
+            {Role.CRITIC: load_role_dataset(role_data, Role.CRITIC)},
+            get_task("arithmetic"),
+            "mipro",
+            roles=["critic"],
+            settings={"num_candidates": 2, "num_trials": 2},
+            prompt_lm=dspy.LM(prompt_model, cache=False),
+        )
+    proposed = len(calls_of(prompt_model))
+    assert proposed > 0  # the prompt model proposed instructions: calls no task-model history holds
+    assert reports["critic"].calls == len(calls_of(model)) - made + proposed
