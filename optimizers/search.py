@@ -9,7 +9,9 @@ Early stop: Optuna's ``trial.report`` / ``should_prune`` raise
 pruned by hand: after ``prune_after`` questions, if its running accuracy is more
 than ``prune_margin`` below the best accuracy of the completed trials, it raises
 ``optuna.TrialPruned`` (state PRUNED, no values; its running accuracy is kept in
-the user attribute ``accuracy_so_far``).
+the user attribute ``accuracy_so_far``). Every trial answers the same train questions in
+the same order, and keeps each question's score and tokens (user attributes ``scores`` and
+``tokens``), so any two trials can be compared paired.
 
 The study lives in ``storage`` (SQLite by default, any Optuna RDB URL): rerunning
 with the same study name continues it.
@@ -153,6 +155,8 @@ def _objective(
             so_far = sum(scores) / len(scores)
             trial.set_user_attr("accuracy_so_far", so_far)
             trial.set_user_attr("questions_done", len(scores))
+            trial.set_user_attr("scores", scores)  # per question, in order: trials are paired on them
+            trial.set_user_attr("tokens", tokens)
             if best is not None and len(scores) >= prune_after and so_far < best - prune_margin:
                 raise optuna.TrialPruned(f"accuracy {so_far:.2f} after {len(scores)} questions; best {best:.2f}")
         return sum(scores) / len(scores), sum(tokens) / len(tokens)

@@ -20,6 +20,9 @@ def test_a_search_resumes_from_its_storage_and_saves_the_chosen_setting(model, t
     storage = f"sqlite:///{tmp_path / 'study.db'}"
     first = search("arithmetic", model, trials=2, storage=storage, study="s", train=2, max_tokens=64)
     assert len(first.study.trials) == 2
+    for trial in first.study.trials:  # per question, paired across trials
+        assert len(trial.user_attrs["scores"]) == len(trial.user_attrs["tokens"]) == 2
+        assert sum(trial.user_attrs["scores"]) / 2 == trial.values[0]
     out = tmp_path / "chosen.json"
     argv = [
         "search",
@@ -82,3 +85,4 @@ def test_a_trial_far_below_the_best_is_pruned(scripted, tmp_path):
     result = search("arithmetic", wrong, trials=1, storage=storage, study="p", train=3, prune_after=1, max_tokens=64)
     last = result.study.trials[-1]
     assert last.state == optuna.trial.TrialState.PRUNED and last.user_attrs["questions_done"] == 1
+    assert last.user_attrs["scores"] == [0.0] and last.user_attrs["tokens"][0] > 0
