@@ -20,6 +20,7 @@ Example:
 from __future__ import annotations
 
 import ast
+import itertools
 import operator
 import re
 from collections.abc import Sequence
@@ -29,7 +30,10 @@ from typing import Any
 _NUMBER = r"(?<![\w.,])\$?\d+(?:,\d{3})*(?:\.\d+)?%?(?![\w$])"
 # A run of arithmetic: numbers, operators, parentheses and "=", starting and ending at a number or parenthesis,
 # and not continuing an expression cut off before it (a step that starts "* 2 + 20 = 39").
-_RUN = re.compile(rf"(?<![-+*/×÷]\s)(?<![-+*/×÷])[($]*{_NUMBER}(?:[\s()]*(?:[-+*/×÷=]|(?<=\s)x(?=\s))[\s($]*{_NUMBER}[)]*)+")
+_RUN = re.compile(
+    rf"(?<![-+*/×÷]\s)(?<![-+*/×÷])[($]*{_NUMBER}(?:[\s()]*(?:[-+*/×÷=]|(?<=\s)x(?=\s))[\s($]*{_NUMBER}[)]*)+"
+)
+MAX_SIDE = 200  # characters: longer is not a calculation written in a step, and is not read
 _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
 
 
@@ -49,9 +53,11 @@ def evaluate(side: str) -> float | None:
     >>> evaluate("$1,200 x 3"), evaluate("20% * 50"), evaluate("3 apples")
     (3600.0, 10.0, None)
     """
+    if len(side) > MAX_SIDE:
+        return None
     text = _balanced(side.strip().replace("$", "").replace(",", "").replace("×", "*").replace("÷", "/"))
     text = re.sub(r"(?<=\s)x(?=\s)", "*", text)
-    text = re.sub(r"(\d+(?:\.\d+)?)%", r"(\1/100)", text)
+    text = re.sub(r"(?<![\d.])(\d+(?:\.\d+)?)%", r"(\1/100)", text)
     if not text or not re.fullmatch(r"[\d.+\-*/() ]+", text):
         return None
     try:
@@ -86,7 +92,7 @@ def wrong_calculations(steps: Sequence[str]) -> list[dict[str, Any]]:
     for number, step in enumerate(steps, start=1):
         for run in _RUN.finditer(str(step)):
             sides = run.group(0).split("=")
-            for left, right in zip(sides, sides[1:]):
+            for left, right in itertools.pairwise(sides):
                 a, b = evaluate(left), evaluate(right)
                 if a is None or b is None or not (_has_operator(left) or _has_operator(right)):
                     continue

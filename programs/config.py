@@ -89,10 +89,16 @@ class CriticConfig(RoleConfig):
     a critic that finds no valid issue is asked once more with an explicit
     checklist. ``deep_review_below``: proposals less confident than this get a
     deeper review. ``flag_weight_above``: a proposal more confident than this that
-    the critic flags is marked for the resolver to verify first.
+    the critic flags is marked for the resolver to verify first. ``calculator``: check the
+    arithmetic in every proposal's steps (``programs.calculator``, no LM call, critic on or off): a
+    wrong calculation is a critique its holder and the digest read, and a vote is not decisive while
+    a proposal holding the winning answer miscalculates (another round is run if one is left).
     """
 
     isolated: bool = False
+    calculator: bool = Field(
+        False, description="check every proposal's written arithmetic (no LM call); a miscalculated answer is debated"
+    )
     per_answer: bool = Field(
         False, description="one critique per distinct answer (of its best-argued holder), shared by its holders"
     )

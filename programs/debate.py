@@ -32,6 +32,7 @@ import dspy
 from madspy.core.models import adapter_for, check_question, make_lm, one_call_at_a_time
 from madspy.programs.answers import clean_answer, echoes_tally, format_tally, normalize_answer
 from madspy.programs.budget import RunBudget
+from madspy.programs.calculator import wrong_calculations
 from madspy.programs.calibration import vote_share
 from madspy.programs.calls import Job, Outcome, run_jobs
 from madspy.programs.config import DebateConfig
@@ -239,6 +240,7 @@ class _Run:
         self.dropped: set[int] = set()  # agents whose last answer the mask removed
         self.notes: dict[int, str] = {}  # per-agent instruction for the next round
         self.flagged_confident: set[int] = set()  # confident proposals the critic flagged
+        self.miscalculated: dict[int, list[dict[str, Any]]] = {}  # the calculator's issues in this round's proposals
         self.off_topic = 0  # rounds the referee judged off topic
         self.extra_rounds = 0  # rounds run past the last one because the debaters were far apart
 
@@ -281,12 +283,16 @@ class _Run:
         self.history.append(votes)
         if not votes:
             return StopReason.ALL_AGENTS_FAILED
+        if cfg.critic.calculator:
+            self._calculator_step(rnd)
         stop = self._stop_reason(rnd)
         if stop is None and self._echo_alarm(rnd) and cfg.echo.reaction == "devils_advocate":
             self._assign_devils_advocate(rnd, votes)  # only when a next round will hear it
         if self._critique_due(stop):
             self._critique_step(rnd)
             stop = stop or self._budget_spent()
+        elif cfg.critic.calculator:
+            self._record_findings(dict(self.miscalculated))
         return stop
 
     def _stop_reason(self, rnd: Round) -> StopReason | None:
@@ -296,6 +302,8 @@ class _Run:
         if self._echo_alarm(rnd) and self.cfg.echo.reaction == "stop":
             return StopReason.ECHO_ALARM
         reason = first_reason(self.rules, self.history)
+        if reason in (StopReason.DECISIVE_VOTE, StopReason.CONFIDENT_AGREEMENT) and self._refuted(rnd):
+            reason = None
         if reason is None and self._referee_due(rnd):
             return self._referee_step(rnd)
         if reason == StopReason.MAX_ROUNDS and self._may_extend():
@@ -598,8 +606,17 @@ class _Run:
         if critic.checklist_retry:
             quiet = {i: CHECKLIST for i, issues in found.items() if not issues}
             found.update(self._critique(rnd, quiet))
-        self.verdicts = {i: verdict_line(issues) for i, issues in found.items()}
         found = {i: found[target] for i, target in targets.items() if target in found}
+        if critic.calculator:
+            found = {i: self.miscalculated.get(i, []) + found.get(i, []) for i in found.keys() | self.miscalculated}
+        self._record_findings(found)
+
+    def _record_findings(self, found: dict[int, list[dict[str, Any]]]) -> None:
+        """What the critic (and the calculator) found in each agent's proposal: what revisers, the digest, the
+        resolver and critic-weighted votes read."""
+        critic = self.cfg.critic
+        conf = {i: float(p.get("confidence") or 0.0) for i, p in self.proposals.items()}
+        self.verdicts = {i: verdict_line(issues) for i, issues in found.items()}
         keys = {v.agent: v.key for v in self.history[-1]}
         flagged = {keys[i] for i, issues in found.items() if issues and i in keys}
         self.flags.update(flagged)  # one count per round and answer, however many holders
@@ -609,6 +626,35 @@ class _Run:
             for i, issues in found.items()
             if issues and critic.flag_weight_above is not None and conf[i] > critic.flag_weight_above
         }
+
+    def _calculator_step(self, rnd: Round) -> None:
+        """Check the arithmetic in each agent's latest proposal (no LM call)."""
+        self.miscalculated = {}
+        for i, proposal in sorted(self.proposals.items()):
+            issues = wrong_calculations([str(s) for s in proposal.get("reasoning_steps") or []])
+            if issues:
+                self.miscalculated[i] = issues
+                first = issues[0]
+                rnd.events.append(
+                    Event(
+                        kind=EventKind.MISCALCULATED,
+                        agent=i,
+                        count=len(issues),
+                        text=f"{first['location']}: {first['evidence']}",
+                    )
+                )
+
+    def _refuted(self, rnd: Round) -> bool:
+        """Whether a consensus stop is overruled: a proposal holding the winning answer miscalculates, and a
+        round is left to debate it."""
+        if not self.cfg.critic.calculator or rnd.index + 1 >= self.cfg.round_limit:
+            return False
+        votes = self.history[-1]
+        top = Counter(v.key for v in votes).most_common(1)[0][0]
+        wrong = [v.agent for v in votes if v.key == top and v.agent in self.miscalculated]
+        if wrong:
+            rnd.events.append(Event(kind=EventKind.DECISIVE_VOTE_REFUTED, count=len(wrong)))
+        return bool(wrong)
 
     def _critique(self, rnd: Round, focus: dict[int, str]) -> dict[int, list[dict[str, Any]]]:
         """Critic calls for the agents in ``focus``; their valid issues (failed calls are left out)."""

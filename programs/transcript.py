@@ -71,6 +71,8 @@ class EventKind(Vocabulary):
     CHALLENGES_DROPPED = "challenges_dropped"
     TALLY_ECHOED = "tally_echoed"
     QUESTION_NEUTRALIZED = "question_neutralized"
+    MISCALCULATED = "miscalculated"
+    DECISIVE_VOTE_REFUTED = "decisive_vote_refuted"
     NOTE = "note"  # free text (transcripts written before events were structured)
 
 
@@ -87,6 +89,8 @@ _PROSE: dict[EventKind, str] = {
     EventKind.CHALLENGES_DROPPED: "critic on agent {agent}: {count} challenge(s) naming no step dropped",
     EventKind.TALLY_ECHOED: "the resolver returned the tally, not an answer",
     EventKind.QUESTION_NEUTRALIZED: "instructions inside the question were removed before the debaters read it",
+    EventKind.MISCALCULATED: "calculator on agent {agent}: {count} wrong calculation(s), e.g. {text}",
+    EventKind.DECISIVE_VOTE_REFUTED: "the winning answer's arithmetic is wrong in {count} of its proposals: debate on",
     EventKind.NOTE: "{text}",
 }
 

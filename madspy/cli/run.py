@@ -73,6 +73,10 @@ RUN_SWITCHES: dict[str, tuple[dict[str, Any], str]] = {
     "--no-resolver": ({"resolver.enabled": False}, "switch the resolver off (auto protocol becomes majority)"),
     "--isolated-critic": ({"critic.isolated": True}, "the critic sees only the proposal, not the question"),
     "--critic-checklist": ({"critic.checklist_retry": True}, "ask a critic that found nothing once more"),
+    "--calculator": (
+        {"critic.calculator": True},
+        "check the arithmetic in every step (no LM call): a miscalculated answer is debated and its holder told",
+    ),
     "--per-answer-critic": ({"critic.per_answer": True}, "one critique per distinct answer (debate: on with --critic)"),
     "--referee": ({"referee.enabled": True}, "referee each round: relevance, interventions, topic anchor"),
     "--referee-long": ({"referee.enabled": True, "referee.cadence": "long"}, "referee only unusually long rounds"),

@@ -1,0 +1,109 @@
+"""The calculator: arithmetic written in reasoning steps, checked without a model; and what a debate does with it."""
+
+from __future__ import annotations
+
+import pytest
+from scripts import agent_of, proposal
+
+from madspy.programs import Debate
+from madspy.programs.calculator import evaluate, wrong_calculations
+from madspy.programs.presets import preset
+from madspy.testing import Turn, calls_of
+
+PERSONAS = [a.persona for a in preset("debate").agents]
+QUESTION = "Solo has to read 4, 20, 7 and 8 pages. How many pages in all?"
+
+
+@pytest.mark.parametrize(
+    "step",
+    [
+        "(6 * 5) + (10 * 2) = 30 + 20 = 50 hours",  # a chain: each side against the next
+        "16 / 3 = 5.33 pages a day",  # as precise as written
+        "T3 = T4 + 5, and T4 is 50, so T3 = 50 + 5 = 55",  # names are not numbers
+        "3H / 3 = 9000 / 3",
+        "step 3: * 2 + 20 = 26",  # an expression cut off before the step: not read
+        "$1,200 x 3 = $3,600 and 25% * 80 = 20",
+        "There are 3 apples = many.",  # prose is not arithmetic
+        "",
+    ],
+)
+def test_right_or_unreadable_arithmetic_is_not_flagged(step):
+    assert wrong_calculations([step]) == []
+
+
+@pytest.mark.parametrize(
+    "step, evidence",
+    [
+        ("Total: 4 + 20 + 7 + 8 = 57 pages", "4 + 20 + 7 + 8 = 39, not 57"),
+        ("so 16 - 1 - 2 * 4 = 12 - 1 - 8 = 3 miles", "16 - 1 - 2 * 4 = 7, not 12 - 1 - 8"),
+        ("milk left is 16 cups = (0.25 * 0.25 * 16) = 9 cups", "(0.25 * 0.25 * 16) = 1, not 9"),
+        ("7 / 2 = 3 boxes", "7 / 2 = 3.5, not 3"),
+        ("$1.50 + $4.35 + $12.65 = $20.50.", "$1.50 + $4.35 + $12.65 = 18.5, not $20.50"),
+    ],
+)
+def test_a_wrong_calculation_is_an_issue_naming_its_step(step, evidence):
+    (issue,) = wrong_calculations(["The question asks for a total.", step])
+    assert issue["location"] == "step 2" and issue["issue_type"] == "calculation_error"
+    assert issue["evidence"] == evidence
+
+
+def test_evaluate_reads_only_plain_arithmetic():
+    assert evaluate("2 * (3 + 4)") == 14.0 and evaluate("(2 * 3") == 6.0  # a parenthesis a chain split off
+    assert evaluate("1 / 0") is None and evaluate("2 ** 99999") is None and evaluate("__import__('os')") is None
+
+
+def miscalculating(answers: list[str], steps: dict[str, str]):
+    """Agent i proposes answers[i] with steps[answer] as its step; revisers move to 39, citing the critique."""
+
+    def script(turn: Turn):
+        i = agent_of(turn, PERSONAS)
+        if turn.role == "proposer":
+            return proposal(answers[i]) | {"reasoning_steps": [steps[answers[i]]]}
+        if turn.role == "reviser":
+            fixed = any("calculation_error" in c for c in turn.input_json("critiques"))
+            answer = "39" if fixed else answers[i]
+            return proposal(answer, evidence="critique 1" if fixed else "none") | {"reasoning_steps": [steps[answer]]}
+        return "unexpected role"
+
+    return script
+
+
+STEPS = {"57": "4 + 20 + 7 + 8 = 57", "39": "4 + 20 + 7 + 8 = 39"}
+
+
+def test_a_decisive_vote_for_a_miscalculated_answer_is_debated_with_the_calculation_as_critique(scripted):
+    model = scripted(miscalculating(["57", "57", "39"], STEPS))
+    plain = Debate(preset("debate", model=model, protocol="majority"))(question=QUESTION)
+    assert plain.answer == "57" and plain.stop_reason == "decisive_vote"  # 2 of 3 stop the debate at round 0
+
+    model = scripted(miscalculating(["57", "57", "39"], STEPS))
+    checked = Debate(preset("debate", model=model, protocol="majority", critic={"calculator": True}))
+    result = checked(question=QUESTION)
+    assert result.answer == "39" and len(result.transcript.rounds) == 2
+    first = result.transcript.rounds[0].events
+    assert [e.agent for e in first if e.kind == "miscalculated"] == [0, 1]
+    assert [e.count for e in first if e.kind == "decisive_vote_refuted"] == [2]
+    roles = [t.role for t in calls_of(model)]
+    assert "critic" not in roles and roles.count("reviser") == 3  # no LM call checks the arithmetic
+    revisers = [t for t in calls_of(model) if t.role == "reviser"]
+    assert all("4 + 20 + 7 + 8 = 39, not 57" in " ".join(t.input_json("critiques")) for t in revisers[:2])
+    assert revisers[2].input_json("critiques") == []  # the agent that computed right reads no critique
+
+
+def test_a_decisive_vote_whose_arithmetic_holds_stops_at_round_zero(scripted):
+    model = scripted(miscalculating(["39", "39", "57"], STEPS))
+    result = Debate(preset("debate", model=model, protocol="majority", critic={"calculator": True}))(question=QUESTION)
+    assert result.answer == "39" and result.stop_reason == "decisive_vote" and len(calls_of(model)) == 3
+
+
+def test_the_last_round_is_not_extended_by_a_miscalculation(scripted):
+    model = scripted(miscalculating(["57", "57", "57"], STEPS))
+    config = preset("debate", model=model, protocol="majority", rounds=1, critic={"calculator": True})
+    result = Debate(config)(question=QUESTION)
+    assert result.answer == "57" and len(result.transcript.rounds) == 1 and len(calls_of(model)) == 3
+
+
+def test_huge_or_deeply_nested_text_is_read_quickly_and_not_guessed_at():
+    steps = ["1" * 20000 + " + 1 = 2", "1" * 20000 + "%", "(" * 5000 + "1 + 1 = 3", "1 = " * 3000 + "2"]
+    assert wrong_calculations(steps) == []  # bounded work per side: no quadratic backtracking
+    assert wrong_calculations(["(" * 60 + "1 + 1" + ")" * 60 + " = 3"])[0]["location"] == "step 1"
