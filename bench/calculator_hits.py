@@ -1,0 +1,108 @@
+"""The calculator as a critic: its hits and false alarms on role datasets' critic examples, no LM call.
+
+Each critic example (``madspy roles --every-proposal``) holds a proposal and whether its answer is
+right. The calculator (``madspy.programs.calculator``) reads the proposal's steps; a proposal with a
+wrong calculation is flagged. A hit is a flagged wrong proposal, a false alarm a flagged right one,
+as ``madspy role-eval --role critic`` counts an LM critic. With ``--role-eval FOLDER`` (a role-eval of
+critics on the same role data) each of its programs is shown on the same examples, alone and joined
+with the calculator (flagged by either). With ``--stops FOLDER...`` (eval folders, transcripts
+unpacked) it counts the debates that stopped at round 0 and those the calculator would have sent to a
+debate round (a proposal holding the winning answer miscalculates), by whether the answer was right.
+
+Usage (from the repo root):
+    python bench/calculator_hits.py ROLE_DATA [ROLE_DATA ...] [--role-eval FOLDER] [--stops EVAL_FOLDER ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+from madspy.evaluation import load_rows
+from madspy.optimizers.metrics import accuracy
+from madspy.optimizers.role_data import load_role_dataset
+from madspy.programs.calculator import wrong_calculations
+from madspy.programs.transcript import Transcript
+from madspy.role_scores import example_key
+from madspy.signatures import Role
+
+
+def steps_of(proposal: str) -> list[str]:
+    """A proposal's steps as the debate formatted it ("answer: ...\\nstep 1: ...\\nstep 2: ...")."""
+    return [re.sub(r"^step \d+: ", "", s) for s in re.split(r"\n(?=step \d+: )", proposal)[1:]]
+
+
+def rates(flags: list[tuple[bool, bool]]) -> str:
+    """``flags``: (proposal right, flagged) pairs, as a Markdown cell pair: hit rate and false alarms."""
+    hits = accuracy([float(f) for right, f in flags if not right])
+    alarms = accuracy([float(f) for right, f in flags if right])
+    wrong, right = sum(not r for r, _ in flags), sum(r for r, _ in flags)
+    return (
+        f"{sum(f for r, f in flags if not r)} of {wrong}: {hits.mean:.2f} ({hits.low:.2f}-{hits.high:.2f}) | "
+        f"{sum(f for r, f in flags if r)} of {right}: {alarms.mean:.2f} ({alarms.low:.2f}-{alarms.high:.2f})"
+    )
+
+
+def round0_stops(folder: Path) -> Counter:
+    """Debates of ``folder`` that stopped at round 0: kept or sent on by the calculator, right or wrong."""
+    counts: Counter = Counter()
+    for row in load_rows(folder):
+        if row.transcript is None or not (folder / row.transcript).is_file():
+            continue
+        transcript = Transcript.model_validate_json((folder / row.transcript).read_text(encoding="utf-8"))
+        if len(transcript.rounds) != 1:
+            continue
+        proposals = [c.output for c in transcript.rounds[0].calls if c.role == "proposer" and c.output]
+        top = Counter(str(p.get("answer")) for p in proposals).most_common(1)[0][0]
+        refuted = any(
+            str(p.get("answer")) == top and wrong_calculations([str(s) for s in p.get("reasoning_steps") or []])
+            for p in proposals
+        )
+        counts[("sent on" if refuted else "kept", "right" if row.correct else "wrong")] += 1
+    return counts
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("role_data", nargs="+", type=Path, help="folders written by madspy roles")
+    parser.add_argument("--role-eval", type=Path, help="a madspy role-eval --role critic folder on the same role data")
+    parser.add_argument("--stops", nargs="+", type=Path, default=[], help="eval folders: round-0 stops replayed")
+    args = parser.parse_args()
+    for folder in args.stops:
+        counts = round0_stops(folder)
+        print(
+            f"{folder}: {sum(counts.values())} stopped at round 0; "
+            + ", ".join(f"{a} {b}: {n}" for (a, b), n in sorted(counts.items()))
+        )
+    print("| critic | role data | hits (95% CI) | false alarms (95% CI) |\n|:--|:--|:--|:--|")
+    examples = {}
+    for folder in args.role_data:
+        mine = {example_key(e): e for e in load_role_dataset(folder, Role.CRITIC)}
+        examples |= mine
+        flags = [
+            (e.labels["proposal_correct"], bool(wrong_calculations(steps_of(e.inputs["proposal"]))))
+            for e in mine.values()
+        ]
+        print(f"| calculator | {folder} | {rates(flags)} |")
+    calculated = {k: bool(wrong_calculations(steps_of(e.inputs["proposal"]))) for k, e in examples.items()}
+    if len(args.role_data) > 1:
+        pooled = [(e.labels["proposal_correct"], calculated[k]) for k, e in examples.items()]
+        print(f"| calculator | all | {rates(pooled)} |")
+    if args.role_eval is None:
+        return
+    rows = [json.loads(line) for line in (args.role_eval / "rows.jsonl").read_text(encoding="utf-8").splitlines()]
+    for program in dict.fromkeys(r["program"] for r in rows):
+        flagged = {
+            r["example"]: bool(r["flagged"]) for r in rows if r["program"] == program and r["example"] in examples
+        }
+        right = {k: examples[k].labels["proposal_correct"] for k in flagged}
+        print(f"| {program} | same examples ({len(flagged)}) | {rates([(right[k], f) for k, f in flagged.items()])} |")
+        joined = [(right[k], f or calculated[k]) for k, f in flagged.items()]
+        print(f"| {program} + calculator | same examples ({len(flagged)}) | {rates(joined)} |")
+
+
+if __name__ == "__main__":
+    main()
