@@ -209,11 +209,15 @@ def load_rows(path: str | Path) -> list[EvalRow]:
 
 # Config fields that change how a program is run, not what it answers: they may differ between resumes.
 _OPERATIONAL = {"cache", "concurrency", "timeout_s", "num_retries", "api_base"}
+# Options added after eval folders were recorded, at the value that keeps the earlier behaviour: left out of the
+# fingerprint at that value, so a new option does not turn every recorded folder into "another version".
+_ADDED_OFF = {("critic", "calculator"): False}
 
 
 def program_fingerprint(debate: Debate) -> str:
     """A short hash of what makes a program answer as it does: each role's signature
-    (instructions, field descriptions) and demos, and its config without operational fields.
+    (instructions, field descriptions) and demos, and its config without operational fields (nor options
+    added later, at the value that keeps the earlier behaviour: ``_ADDED_OFF``).
 
     >>> from madspy.programs import DebateConfig
     >>> a, b = Debate(DebateConfig(model="openai/m")), Debate(DebateConfig(model="openai/m", cache=False))
@@ -224,6 +228,9 @@ def program_fingerprint(debate: Debate) -> str:
     states = {name: p.dump_state() for name, p in debate.named_predictors()}
     roles = {name: {"signature": state["signature"], "demos": state["demos"]} for name, state in states.items()}
     config = debate.config.model_dump(mode="json", exclude=_OPERATIONAL)
+    for (section, field), off in _ADDED_OFF.items():
+        if config[section][field] == off:
+            del config[section][field]
     return content_digest({"roles": roles, "config": config})[:16]
 
 

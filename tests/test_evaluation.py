@@ -764,3 +764,20 @@ def test_cli_compare_takes_program_b_from_another_eval_folder(tmp_path, capsys):
     assert (result["a"], result["b"]) == (f"debate ({today.name})", f"debate ({yesterday.name})")
     assert main(["compare", str(today), "debate", "cot", "--b-rows", str(yesterday)]) == 2
     assert "no rows for program 'cot'; programs in these rows: debate" in capsys.readouterr().err
+
+
+def test_a_new_option_at_its_earlier_behaviour_keeps_recorded_folders_valid():
+    """Programs recorded by committed eval folders fingerprint as they did before options were added."""
+    from pathlib import Path
+
+    from madspy.programs.artifact import load_program
+
+    root = Path(__file__).resolve().parents[1]
+    folder = root / "bench/runs/gsm8k-n50-seed1-proposer-ab"
+    recorded = json.loads((folder / "settings.json").read_text())["programs"]
+    for name in ("bench/programs/debate-no-critic-2of3.json", "compiled/gsm8k-proposer-qwen2.5-1.5b.json"):
+        program = load_program(root / name)
+        assert program_fingerprint(program) == recorded[name]
+        on = Debate(program.config.updated(critic={"calculator": True}))
+        on.load_state(program.dump_state())
+        assert program_fingerprint(on) != recorded[name]  # turned on, it is another program
