@@ -109,6 +109,7 @@ def test_the_gates_and_mechanisms_are_searchable_config_fields():
                 "memory": "previous",
                 "critic": False,
                 "critic_per_answer": False,
+                "calculator": True,
                 "decisive_share": 2 / 3,
                 "decisive_confidence": 0.8,
             }
@@ -120,7 +121,8 @@ def test_the_gates_and_mechanisms_are_searchable_config_fields():
         0.8,
         "previous",
     )
-    assert not efficient.critic.enabled and {a.temperature for a in efficient.agents} == {1.0}
+    assert not efficient.critic.enabled and efficient.critic.calculator
+    assert {a.temperature for a in efficient.agents} == {1.0}
     assert efficient.rounds == preset("debate").rounds
 
 
@@ -131,6 +133,7 @@ def test_the_efficient_space_holds_the_default_debate_and_a_two_of_three_gate():
         "memory": "digest",
         "critic": False,
         "critic_per_answer": True,
+        "calculator": False,
         "decisive_share": 2 / 3,
         "decisive_confidence": 0.0,
     }

@@ -215,8 +215,8 @@ def add_search(sub: argparse._SubParsersAction) -> None:
         "--space",
         choices=["all", "efficient"],
         default="all",
-        help="what a trial samples: every mechanism (all), or the efficient debate's knobs (agents, rounds, "
-        "decisive-vote gates, critic per answer, digest)",
+        help="what a trial samples: every mechanism (all), or the default debate's knobs (decisive-vote gates, "
+        "critic on/off and per answer, calculator, digest or previous memory, temperatures)",
     )
     p.set_defaults(handler=cmd_search)
 
