@@ -25,7 +25,6 @@ from typing import Any
 
 from madspy.core.errors import EvalError
 from madspy.evaluation import (
-    SETTINGS_FILE,
     Comparison,
     build_program,
     eval_folder,
@@ -33,6 +32,7 @@ from madspy.evaluation import (
     is_program_file,
     program_as_recorded,
     program_fingerprint,
+    read_settings,
 )
 from madspy.pairs import task_named
 from madspy.programs.artifact import amend_manifest, load_program
@@ -113,10 +113,6 @@ def record_comparison(
     return entry
 
 
-def _json(file: Path) -> dict[str, Any]:
-    return json.loads(file.read_text(encoding="utf-8")) if file.is_file() else {}
-
-
 def role_data_split(role_data: str | Path) -> str:
     """The one split a role-data folder's examples come from; ``EvalError`` when it does not say (or holds several)."""
     splits = role_data_source(role_data).get("splits", [])
@@ -140,9 +136,10 @@ def record_role_comparison(folder: str | Path, program: str) -> dict[str, Any]:
         record_role_comparison("runs/critic-ab", "compiled/gsm8k-critic.json")
     """
     folder = Path(folder)
-    summary, settings = _json(folder / SUMMARY_FILE), _json(folder / SETTINGS_FILE)
-    if not summary or "programs" not in settings:
+    settings = read_settings(folder)
+    if not (folder / SUMMARY_FILE).is_file() or "programs" not in settings:
         raise EvalError(f"{folder} is not a role-eval folder with settings (run madspy role-eval --out {folder})")
+    summary = json.loads((folder / SUMMARY_FILE).read_text(encoding="utf-8"))
     if not is_program_file(program):
         raise EvalError(f"{program!r} is not a saved program: only a program file has a manifest to record in")
     first, *others = summary["programs"]

@@ -30,7 +30,7 @@ from rich.progress import track
 
 from madspy.core.errors import EvalError
 from madspy.data import Task
-from madspy.evaluation import ROWS_FILE, SETTINGS_FILE, build_program, program_fingerprint
+from madspy.evaluation import ROWS_FILE, SETTINGS_FILE, build_program, program_fingerprint, read_settings
 from madspy.optimizers.metrics import accuracy, critic_rates, mcnemar, paired_bootstrap
 from madspy.optimizers.role_data import RoleExample, load_role_dataset
 from madspy.optimizers.role_metrics import RoleMetric, flagged
@@ -122,8 +122,7 @@ def _check_settings(out: Path, now: dict[str, str], debates: dict[str, Debate], 
     another version of it (prompts, demos or settings changed since). Rows written before role-eval
     recorded fingerprints are kept, with the fingerprint unknown (None): they cannot be recorded.
     """
-    file = out / SETTINGS_FILE
-    saved = json.loads(file.read_text(encoding="utf-8")) if file.is_file() else {}
+    saved = read_settings(out)
     differing = sorted(k for k in now if k in saved and saved[k] != now[k])
     if differing:
         detail = ", ".join(f"{k}: {saved[k]!r} there vs {now[k]!r} now" for k in differing)
@@ -138,7 +137,9 @@ def _check_settings(out: Path, now: dict[str, str], debates: dict[str, Debate], 
                 f"changed since); use another --out folder, or delete its rows from {ROWS_FILE} to rerun them"
             )
         programs[name] = known.get(name) if name in held else fingerprint
-    file.write_text(json.dumps(saved | now | {"programs": programs}, indent=2) + "\n", encoding="utf-8")
+    (out / SETTINGS_FILE).write_text(
+        json.dumps(saved | now | {"programs": programs}, indent=2) + "\n", encoding="utf-8"
+    )
 
 
 def summarize_role_rows(
