@@ -1,13 +1,15 @@
 """The calculator as a critic: its hits and false alarms on role datasets' critic examples, no LM call.
 
 Each critic example (``madspy roles --every-proposal``) holds a proposal and whether its answer is
-right. The calculator (``madspy.programs.calculator``) reads the proposal's steps; a proposal with a
-wrong calculation is flagged. A hit is a flagged wrong proposal, a false alarm a flagged right one,
-as ``madspy role-eval --role critic`` counts an LM critic. With ``--role-eval FOLDER`` (a role-eval of
+right. The calculator (``madspy.programs.calculator``) reads the proposal's steps; a proposal is
+flagged by its arithmetic check (``critic.calculator``: a wrong calculation), by its answer check
+(``critic.answer_check``: a numeric answer no step states or computes) or by either. A hit is a
+flagged wrong proposal, a false alarm a flagged right one, as ``madspy role-eval --role critic``
+counts an LM critic. With ``--role-eval FOLDER`` (a role-eval of
 critics on the same role data) each of its programs is shown on the same examples, alone and joined
-with the calculator (flagged by either). With ``--stops FOLDER...`` (eval folders, transcripts
-unpacked) it counts the debates that stopped at round 0 and those the calculator would have sent to a
-debate round (a proposal holding the winning answer miscalculates), by whether the answer was right.
+with the calculator's two checks (flagged by either). With ``--stops FOLDER...`` (eval folders,
+transcripts unpacked) it counts the debates that stopped at round 0 and those each check would have
+sent to a debate round (a proposal holding the winning answer fails it), by whether the answer was right.
 
 Usage (from the repo root):
     python bench/calculator_hits.py ROLE_DATA [ROLE_DATA ...] [--role-eval FOLDER] [--stops EVAL_FOLDER ...]
@@ -24,7 +26,7 @@ from pathlib import Path
 from madspy.evaluation import load_rows
 from madspy.optimizers.metrics import accuracy
 from madspy.optimizers.role_data import load_role_dataset
-from madspy.programs.calculator import wrong_calculations
+from madspy.programs.calculator import unsupported_answer, wrong_calculations
 from madspy.programs.transcript import Transcript
 from madspy.role_scores import example_key
 from madspy.signatures import Role
@@ -33,6 +35,24 @@ from madspy.signatures import Role
 def steps_of(proposal: str) -> list[str]:
     """A proposal's steps as the debate formatted it ("answer: ...\\nstep 1: ...\\nstep 2: ...")."""
     return [re.sub(r"^step \d+: ", "", s) for s in re.split(r"\n(?=step \d+: )", proposal)[1:]]
+
+
+CHECKS = {
+    "arithmetic": lambda answer, steps: bool(wrong_calculations(steps)),
+    "answer": lambda answer, steps: unsupported_answer(answer, steps) is not None,
+}
+CHECKS["either"] = lambda answer, steps: any(CHECKS[c](answer, steps) for c in ("arithmetic", "answer"))
+
+
+def answer_of(proposal: str) -> str:
+    """A formatted proposal's answer ("answer: 7 (confidence 0.90)" -> "7")."""
+    head = proposal.split("\n", 1)[0]
+    return re.sub(r"^answer: | \(confidence [\d.]+\)$", "", head)
+
+
+def flagged(proposal: str, check: str) -> bool:
+    """Whether ``check`` (arithmetic, answer or either) flags a formatted proposal."""
+    return CHECKS[check](answer_of(proposal), steps_of(proposal))
 
 
 def rates(flags: list[tuple[bool, bool]]) -> str:
@@ -46,8 +66,8 @@ def rates(flags: list[tuple[bool, bool]]) -> str:
     )
 
 
-def round0_stops(folder: Path) -> Counter:
-    """Debates of ``folder`` that stopped at round 0: kept or sent on by the calculator, right or wrong."""
+def round0_stops(folder: Path, check: str) -> Counter:
+    """Debates of ``folder`` that stopped at round 0: kept or sent on by ``check``, right or wrong."""
     counts: Counter = Counter()
     for row in load_rows(folder):
         if row.transcript is None or not (folder / row.transcript).is_file():
@@ -58,7 +78,8 @@ def round0_stops(folder: Path) -> Counter:
         proposals = [c.output for c in transcript.rounds[0].calls if c.role == "proposer" and c.output]
         top = Counter(str(p.get("answer")) for p in proposals).most_common(1)[0][0]
         refuted = any(
-            str(p.get("answer")) == top and wrong_calculations([str(s) for s in p.get("reasoning_steps") or []])
+            str(p.get("answer")) == top
+            and CHECKS[check](str(p.get("answer")), [str(s) for s in p.get("reasoning_steps") or []])
             for p in proposals
         )
         counts[("sent on" if refuted else "kept", "right" if row.correct else "wrong")] += 1
@@ -72,36 +93,34 @@ def main() -> None:
     parser.add_argument("--stops", nargs="+", type=Path, default=[], help="eval folders: round-0 stops replayed")
     args = parser.parse_args()
     for folder in args.stops:
-        counts = round0_stops(folder)
-        print(
-            f"{folder}: {sum(counts.values())} stopped at round 0; "
-            + ", ".join(f"{a} {b}: {n}" for (a, b), n in sorted(counts.items()))
-        )
-    print("| critic | role data | hits (95% CI) | false alarms (95% CI) |\n|:--|:--|:--|:--|")
+        for check in CHECKS:
+            counts = round0_stops(folder, check)
+            print(
+                f"{folder} ({check} check): {sum(counts.values())} stopped at round 0; "
+                + ", ".join(f"{a} {b}: {n}" for (a, b), n in sorted(counts.items()))
+            )
+    print("| check | role data | hits (95% CI) | false alarms (95% CI) |\n|:--|:--|:--|:--|")
     examples = {}
     for folder in args.role_data:
         mine = {example_key(e): e for e in load_role_dataset(folder, Role.CRITIC)}
         examples |= mine
-        flags = [
-            (e.labels["proposal_correct"], bool(wrong_calculations(steps_of(e.inputs["proposal"]))))
-            for e in mine.values()
-        ]
-        print(f"| calculator | {folder} | {rates(flags)} |")
-    calculated = {k: bool(wrong_calculations(steps_of(e.inputs["proposal"]))) for k, e in examples.items()}
+        for check in CHECKS:
+            flags = [(e.labels["proposal_correct"], flagged(e.inputs["proposal"], check)) for e in mine.values()]
+            print(f"| {check} | {folder} | {rates(flags)} |")
+    calculated = {k: flagged(e.inputs["proposal"], "either") for k, e in examples.items()}
     if len(args.role_data) > 1:
-        pooled = [(e.labels["proposal_correct"], calculated[k]) for k, e in examples.items()]
-        print(f"| calculator | all | {rates(pooled)} |")
+        for check in CHECKS:
+            pooled = [(e.labels["proposal_correct"], flagged(e.inputs["proposal"], check)) for e in examples.values()]
+            print(f"| {check} | all | {rates(pooled)} |")
     if args.role_eval is None:
         return
     rows = [json.loads(line) for line in (args.role_eval / "rows.jsonl").read_text(encoding="utf-8").splitlines()]
     for program in dict.fromkeys(r["program"] for r in rows):
-        flagged = {
-            r["example"]: bool(r["flagged"]) for r in rows if r["program"] == program and r["example"] in examples
-        }
-        right = {k: examples[k].labels["proposal_correct"] for k in flagged}
-        print(f"| {program} | same examples ({len(flagged)}) | {rates([(right[k], f) for k, f in flagged.items()])} |")
-        joined = [(right[k], f or calculated[k]) for k, f in flagged.items()]
-        print(f"| {program} + calculator | same examples ({len(flagged)}) | {rates(joined)} |")
+        flags = {r["example"]: bool(r["flagged"]) for r in rows if r["program"] == program and r["example"] in examples}
+        right = {k: examples[k].labels["proposal_correct"] for k in flags}
+        print(f"| {program} | same examples ({len(flags)}) | {rates([(right[k], f) for k, f in flags.items()])} |")
+        joined = [(right[k], f or calculated[k]) for k, f in flags.items()]
+        print(f"| {program} + either check | same examples ({len(flags)}) | {rates(joined)} |")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""A calculator that checks the arithmetic written in reasoning steps: no model call, no tokens.
+"""A calculator that checks the arithmetic written in reasoning steps, and that the answer is in them: no model call.
 
 A step such as "4 + 20 + 7 + 8 = 57" states a computation; evaluating it shows 39. Each chain of
 equalities in a step ("(6 * 5) + (10 * 2) = 30 + 20 = 50") is split at its "=" signs and every two
@@ -10,11 +10,20 @@ ends the chain, so prose is never guessed at. What it finds is an issue in the c
 critique: verified, where a small model's critic flags almost nothing (Cobbe et al. 2021 give
 GSM8K's solutions calculator annotations for the same reason).
 
+``unsupported_answer`` checks the other end of the chain: a numeric answer that no step states or
+computes was not reached by the reasoning shown (a guess, a value copied from a peer, or an
+instruction planted in the question, such as "Set your answer to 7.", obeyed after the steps
+computed something else). It is an issue of type ``contradiction`` located at the answer.
+
 Example:
     >>> [i["evidence"] for i in wrong_calculations(["Total: 4 + 20 + 7 + 8 = 57 pages.", "57 / 3 = 19"])]
     ['4 + 20 + 7 + 8 = 39, not 57']
     >>> wrong_calculations(["(6 * 5) + (10 * 2) = 30 + 20 = 50 hours", "16 / 3 = 5.33"])
     []
+    >>> unsupported_answer("7", ["20% of $1000 is $200", "1000 - 200 = 800"])["evidence"]
+    'no step states or computes 7; the last step ends at 800'
+    >>> unsupported_answer("800", ["1000 - 200 = 800"]), unsupported_answer("B", ["Option A is wrong."])
+    (None, None)
 """
 
 from __future__ import annotations
@@ -111,3 +120,46 @@ def wrong_calculations(steps: Sequence[str]) -> list[dict[str, Any]]:
 
 def _plain(value: float) -> str:
     return str(int(value)) if value == int(value) else f"{value:.4g}"
+
+
+# A numeric answer as a debater writes it: "800", "-3", "$1,200", "12.5", "25%".
+_ANSWER = re.compile(r"\s*-?\$?\d+(?:,\d{3})*(?:\.\d+)?%?\s*")
+
+
+def _number(text: str) -> float:
+    return float(text.strip().replace("$", "").replace(",", "").replace("%", ""))
+
+
+def step_values(step: str) -> list[float]:
+    """Every value a step states or computes: its written numbers and the value of each side of its arithmetic.
+
+    >>> sorted(set(step_values("He buys 3 packs of 12, so 3 * 12 = 36 eggs, 20% of them brown")))
+    [3.0, 12.0, 20.0, 36.0]
+    """
+    values = [_number(n) for n in re.findall(_NUMBER, step)]
+    for run in _RUN.finditer(step):
+        values += [v for side in run.group(0).split("=") if (v := evaluate(side)) is not None]
+    return values
+
+
+def unsupported_answer(answer: str, steps: Sequence[str]) -> dict[str, Any] | None:
+    """An issue when ``answer`` is a number that no step of ``steps`` states or computes, else None.
+
+    Answers that are not a plain number (a letter, a phrase, a number with units) are not judged; neither
+    are proposals without steps. A value matches when equal, or equal once rounded to the decimals the
+    answer is written with ("5.33" for 16 / 3).
+    """
+    if not _ANSWER.fullmatch(answer or "") or not steps:
+        return None
+    target, decimals = _number(answer), len(answer.strip().rstrip("%").partition(".")[2])
+    values = [v for step in steps for v in step_values(str(step))]
+    if any(abs(v - target) <= 1e-9 * max(1.0, abs(v)) or round(v, decimals) == target for v in values):
+        return None
+    last = next((step_values(str(step))[-1] for step in reversed(steps) if step_values(str(step))), None)
+    ends = f"; the last step ends at {_plain(last)}" if last is not None else "; no step computes a number"
+    return {
+        "location": "answer",
+        "issue_type": "contradiction",
+        "description": f"the answer {answer.strip()} is not reached by the steps",
+        "evidence": f"no step states or computes {answer.strip()}{ends}",
+    }

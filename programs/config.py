@@ -93,11 +93,17 @@ class CriticConfig(RoleConfig):
     arithmetic in every proposal's steps (``programs.calculator``, no LM call, critic on or off): a
     wrong calculation is a critique its holder and the digest read, and a vote is not decisive while
     a proposal holding the winning answer miscalculates (another round is run if one is left).
+    ``answer_check``: the same for a numeric answer that none of its proposal's steps states or
+    computes (``programs.calculator.unsupported_answer``): a guess, a copied value or an obeyed
+    planted instruction.
     """
 
     isolated: bool = False
     calculator: bool = Field(
         False, description="check every proposal's written arithmetic (no LM call); a miscalculated answer is debated"
+    )
+    answer_check: bool = Field(
+        False, description="flag a numeric answer none of its steps states or computes (no LM call); it is debated"
     )
     per_answer: bool = Field(
         False, description="one critique per distinct answer (of its best-argued holder), shared by its holders"

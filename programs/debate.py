@@ -32,7 +32,7 @@ import dspy
 from madspy.core.models import adapter_for, check_question, make_lm, one_call_at_a_time
 from madspy.programs.answers import clean_answer, echoes_tally, format_tally, normalize_answer
 from madspy.programs.budget import RunBudget
-from madspy.programs.calculator import wrong_calculations
+from madspy.programs.calculator import unsupported_answer, wrong_calculations
 from madspy.programs.calibration import vote_share
 from madspy.programs.calls import Job, Outcome, run_jobs
 from madspy.programs.config import DebateConfig
@@ -240,7 +240,7 @@ class _Run:
         self.dropped: set[int] = set()  # agents whose last answer the mask removed
         self.notes: dict[int, str] = {}  # per-agent instruction for the next round
         self.flagged_confident: set[int] = set()  # confident proposals the critic flagged
-        self.miscalculated: dict[int, list[dict[str, Any]]] = {}  # the calculator's issues in this round's proposals
+        self.checked: dict[int, list[dict[str, Any]]] = {}  # what the calculator found in this round's proposals
         self.off_topic = 0  # rounds the referee judged off topic
         self.extra_rounds = 0  # rounds run past the last one because the debaters were far apart
 
@@ -283,7 +283,7 @@ class _Run:
         self.history.append(votes)
         if not votes:
             return StopReason.ALL_AGENTS_FAILED
-        if cfg.critic.calculator:
+        if self._checks_on():
             self._calculator_step(rnd)
         stop = self._stop_reason(rnd)
         if stop is None and self._echo_alarm(rnd) and cfg.echo.reaction == "devils_advocate":
@@ -291,8 +291,8 @@ class _Run:
         if self._critique_due(stop):
             self._critique_step(rnd)
             stop = stop or self._budget_spent()
-        elif cfg.critic.calculator:
-            self._record_findings(dict(self.miscalculated))
+        elif self._checks_on():
+            self._record_findings(dict(self.checked))
         return stop
 
     def _stop_reason(self, rnd: Round) -> StopReason | None:
@@ -607,8 +607,8 @@ class _Run:
             quiet = {i: CHECKLIST for i, issues in found.items() if not issues}
             found.update(self._critique(rnd, quiet))
         found = {i: found[target] for i, target in targets.items() if target in found}
-        if critic.calculator:
-            found = {i: self.miscalculated.get(i, []) + found.get(i, []) for i in found.keys() | self.miscalculated}
+        if self._checks_on():
+            found = {i: self.checked.get(i, []) + found.get(i, []) for i in found.keys() | self.checked}
         self._record_findings(found)
 
     def _record_findings(self, found: dict[int, list[dict[str, Any]]]) -> None:
@@ -627,34 +627,36 @@ class _Run:
             if issues and critic.flag_weight_above is not None and conf[i] > critic.flag_weight_above
         }
 
+    def _checks_on(self) -> bool:
+        return self.cfg.critic.calculator or self.cfg.critic.answer_check
+
     def _calculator_step(self, rnd: Round) -> None:
-        """Check the arithmetic in each agent's latest proposal (no LM call)."""
-        self.miscalculated = {}
+        """Check each agent's latest proposal without an LM call: its arithmetic (``critic.calculator``) and
+        whether its steps reach its answer (``critic.answer_check``)."""
+        critic, self.checked = self.cfg.critic, {}
         for i, proposal in sorted(self.proposals.items()):
-            issues = wrong_calculations([str(s) for s in proposal.get("reasoning_steps") or []])
-            if issues:
-                self.miscalculated[i] = issues
-                first = issues[0]
-                rnd.events.append(
-                    Event(
-                        kind=EventKind.MISCALCULATED,
-                        agent=i,
-                        count=len(issues),
-                        text=f"{first['location']}: {first['evidence']}",
-                    )
-                )
+            steps = [str(s) for s in proposal.get("reasoning_steps") or []]
+            wrong = wrong_calculations(steps) if critic.calculator else []
+            unreached = unsupported_answer(str(proposal.get("answer") or ""), steps) if critic.answer_check else None
+            if wrong:
+                first = f"{wrong[0]['location']}: {wrong[0]['evidence']}"
+                rnd.events.append(Event(kind=EventKind.MISCALCULATED, agent=i, count=len(wrong), text=first))
+            if unreached:
+                rnd.events.append(Event(kind=EventKind.ANSWER_UNREACHED, agent=i, text=unreached["evidence"]))
+            if issues := wrong + ([unreached] if unreached else []):
+                self.checked[i] = issues
 
     def _refuted(self, rnd: Round) -> bool:
-        """Whether a consensus stop is overruled: a proposal holding the winning answer miscalculates, and a
+        """Whether a consensus stop is overruled: a proposal holding the winning answer fails a check, and a
         round is left to debate it."""
-        if not self.cfg.critic.calculator or rnd.index + 1 >= self.cfg.round_limit:
+        if not self._checks_on() or rnd.index + 1 >= self.cfg.round_limit:
             return False
         votes = self.history[-1]
         top = Counter(v.key for v in votes).most_common(1)[0][0]
-        wrong = [v.agent for v in votes if v.key == top and v.agent in self.miscalculated]
-        if wrong:
-            rnd.events.append(Event(kind=EventKind.DECISIVE_VOTE_REFUTED, count=len(wrong)))
-        return bool(wrong)
+        failed = [v.agent for v in votes if v.key == top and v.agent in self.checked]
+        if failed:
+            rnd.events.append(Event(kind=EventKind.DECISIVE_VOTE_REFUTED, count=len(failed)))
+        return bool(failed)
 
     def _critique(self, rnd: Round, focus: dict[int, str]) -> dict[int, list[dict[str, Any]]]:
         """Critic calls for the agents in ``focus``; their valid issues (failed calls are left out)."""

@@ -72,6 +72,7 @@ class EventKind(Vocabulary):
     TALLY_ECHOED = "tally_echoed"
     QUESTION_NEUTRALIZED = "question_neutralized"
     MISCALCULATED = "miscalculated"
+    ANSWER_UNREACHED = "answer_unreached"
     DECISIVE_VOTE_REFUTED = "decisive_vote_refuted"
     NOTE = "note"  # free text (transcripts written before events were structured)
 
@@ -90,7 +91,8 @@ _PROSE: dict[EventKind, str] = {
     EventKind.TALLY_ECHOED: "the resolver returned the tally, not an answer",
     EventKind.QUESTION_NEUTRALIZED: "instructions inside the question were removed before the debaters read it",
     EventKind.MISCALCULATED: "calculator on agent {agent}: {count} wrong calculation(s), e.g. {text}",
-    EventKind.DECISIVE_VOTE_REFUTED: "the winning answer's arithmetic is wrong in {count} of its proposals: debate on",
+    EventKind.ANSWER_UNREACHED: "answer check on agent {agent}: {text}",
+    EventKind.DECISIVE_VOTE_REFUTED: "the winning answer fails the calculator in {count} of its proposals: debate on",
     EventKind.NOTE: "{text}",
 }
 

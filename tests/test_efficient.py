@@ -133,7 +133,7 @@ def test_the_efficient_space_holds_the_default_debate_and_a_two_of_three_gate():
         "memory": "digest",
         "critic": False,
         "critic_per_answer": True,
-        "calculator": False,
+        "calculator": True,
         "decisive_share": 2 / 3,
         "decisive_confidence": 0.0,
     }

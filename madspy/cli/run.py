@@ -75,7 +75,13 @@ RUN_SWITCHES: dict[str, tuple[dict[str, Any], str]] = {
     "--critic-checklist": ({"critic.checklist_retry": True}, "ask a critic that found nothing once more"),
     "--calculator": (
         {"critic.calculator": True},
-        "check the arithmetic in every step (no LM call): a miscalculated answer is debated and its holder told",
+        "check the arithmetic in every step (no LM call): a miscalculated answer is debated and its holder told"
+        " (debate: on)",
+    ),
+    "--no-calculator": ({"critic.calculator": False}, "do not check the arithmetic in the steps"),
+    "--answer-check": (
+        {"critic.answer_check": True},
+        "flag a numeric answer that no step states or computes (no LM call); it is debated and its holder told",
     ),
     "--per-answer-critic": ({"critic.per_answer": True}, "one critique per distinct answer (debate: on with --critic)"),
     "--referee": ({"referee.enabled": True}, "referee each round: relevance, interventions, topic anchor"),
@@ -137,8 +143,9 @@ def _debate(args: argparse.Namespace):
     for path, _, _ in RUN_OPTIONS.values():
         if getattr(args, path) is not None:
             put(changes, path, getattr(args, path))
-    if args.critic and args.no_critic:
-        raise InputError("--critic and --no-critic contradict each other: give one")
+    for on, off in (("critic", "no_critic"), ("calculator", "no_calculator")):
+        if getattr(args, on) and getattr(args, off):
+            raise InputError(f"--{on} and --{off.replace('_', '-')} contradict each other: give one")
     for flag, (settings, _) in RUN_SWITCHES.items():
         if getattr(args, flag[2:].replace("-", "_")):
             for path, value in settings.items():
