@@ -90,8 +90,8 @@ def _decisive_gates(trial: optuna.Trial, shares: list[float | None]) -> dict[str
 
 def sample_efficient(trial: optuna.Trial, model: str, **fixed: Any) -> DebateConfig:
     """One trial of the efficient debate's knobs (``madspy search --space efficient``): when round 0 is decisive
-    enough to stop, whether and how the critic reviews, whether the calculator checks the arithmetic, what
-    revisers read, and how hot the debaters sample.
+    enough to stop, whether and how the critic reviews, whether the calculator checks the arithmetic and
+    that the steps reach the answer, what revisers read, and how hot the debaters sample.
 
     The debate stays the ``debate`` preset's shape (3 agents, at most one round of debate), so every
     trial costs about what the default does and a small study compares like with like.
@@ -106,6 +106,7 @@ def sample_efficient(trial: optuna.Trial, model: str, **fixed: Any) -> DebateCon
             "enabled": trial.suggest_categorical("critic", [True, False]),
             "per_answer": trial.suggest_categorical("critic_per_answer", [True, False]),
             "calculator": trial.suggest_categorical("calculator", [False, True]),
+            "answer_check": trial.suggest_categorical("answer_check", [False, True]),
         },
         stop=_decisive_gates(trial, [TWO_THIRDS, 1.0]),
     ).updated(**fixed)

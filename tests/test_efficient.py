@@ -110,6 +110,7 @@ def test_the_gates_and_mechanisms_are_searchable_config_fields():
                 "critic": False,
                 "critic_per_answer": False,
                 "calculator": True,
+                "answer_check": True,
                 "decisive_share": 2 / 3,
                 "decisive_confidence": 0.8,
             }
@@ -121,7 +122,7 @@ def test_the_gates_and_mechanisms_are_searchable_config_fields():
         0.8,
         "previous",
     )
-    assert not efficient.critic.enabled and efficient.critic.calculator
+    assert not efficient.critic.enabled and efficient.critic.calculator and efficient.critic.answer_check
     assert {a.temperature for a in efficient.agents} == {1.0}
     assert efficient.rounds == preset("debate").rounds
 
@@ -134,6 +135,7 @@ def test_the_efficient_space_holds_the_default_debate_and_a_two_of_three_gate():
         "critic": False,
         "critic_per_answer": True,
         "calculator": True,
+        "answer_check": False,
         "decisive_share": 2 / 3,
         "decisive_confidence": 0.0,
     }
