@@ -766,7 +766,15 @@ def test_cli_compare_takes_program_b_from_another_eval_folder(tmp_path, capsys):
     assert "no rows for program 'cot'; programs in these rows: debate" in capsys.readouterr().err
 
 
-def test_a_new_option_at_its_earlier_behaviour_keeps_recorded_folders_valid():
+@pytest.fixture
+def bench_model_name(monkeypatch, tmp_path):
+    """The bench model's name resolves without the model (a fingerprint never reads it): an empty file."""
+    monkeypatch.setenv("MADSPY_MODELS_DIR", str(tmp_path))
+    (tmp_path / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf").touch()
+    return "local/qwen2.5-coder-1.5b-instruct-q4_k_m"
+
+
+def test_a_new_option_at_its_earlier_behaviour_keeps_recorded_folders_valid(bench_model_name):
     """Programs recorded by committed eval folders fingerprint as they did before options were added."""
     from pathlib import Path
 
@@ -781,3 +789,18 @@ def test_a_new_option_at_its_earlier_behaviour_keeps_recorded_folders_valid():
         on = Debate(program.config.updated(critic={"calculator": True}))
         on.load_state(program.dump_state())
         assert program_fingerprint(on) != recorded[name]  # turned on, it is another program
+
+
+def test_the_debate_preset_is_the_program_its_committed_rows_describe(bench_model_name):
+    """bench/RESULTS.md reports the default debate from the rows of an explicit program file: the preset must
+    fingerprint as that file did when the rows were recorded (a changed default needs new rows)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    folder = root / "bench/runs/gsm8k-n50-seed0-calculator"
+    recorded = json.loads((folder / "settings.json").read_text())["programs"]
+    model = bench_model_name
+    default = build_program("debate", get_task("gsm8k"), model)
+    assert program_fingerprint(default) == recorded["bench/programs/debate-calculator.json"]
+    checked = build_program(str(root / "bench/programs/debate-answer-check.json"), get_task("gsm8k"), model)
+    assert program_fingerprint(checked) != program_fingerprint(default)
