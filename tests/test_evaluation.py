@@ -804,3 +804,34 @@ def test_the_debate_preset_is_the_program_its_committed_rows_describe(bench_mode
     assert program_fingerprint(default) == recorded["bench/programs/debate-calculator.json"]
     checked = build_program(str(root / "bench/programs/debate-answer-check.json"), get_task("gsm8k"), model)
     assert program_fingerprint(checked) != program_fingerprint(default)
+
+
+# The config fields every recorded fingerprint covers (2026-12-06). A field added later changes every program's
+# fingerprint, and so turns every recorded eval folder into "another version" (resume, calibrate, redecide and
+# compare --record refuse it), unless it is registered in ``_ADDED_OFF`` with the value that keeps the earlier
+# behaviour.
+FINGERPRINTED = """adversaries.agents adversaries.answer adversaries.plant agents budget_s budget_tokens calibrator
+cascade_gate credit_ledger critic.checklist_retry critic.deep_review_below critic.enabled critic.flag_weight_above
+critic.isolated critic.model critic.per_answer critic.temperature defenses.critic_weighting
+defenses.evidence_flips_only defenses.spotlight defenses.untrusted_as_data defenses.warn_revisers echo.reaction
+echo.threshold group_size mask.enabled mask.model mask.temperature max_tokens memory model neighbors objective_keep
+protocol referee.cadence referee.enabled referee.every referee.extend_below referee.long_factor
+referee.max_extra_rounds referee.max_off_topic referee.model referee.stop_on_converged referee.temperature
+referee.threshold resolver.enabled resolver.model resolver.temperature rounds stop.agreement_gate
+stop.decisive_confidence stop.decisive_share stop.stable_rounds summary_keep_rounds task_kind topology""".split()
+
+
+def test_a_new_config_field_is_registered_so_recorded_folders_stay_valid():
+    from madspy.evaluation import _ADDED_OFF, _OPERATIONAL
+
+    def paths(config: dict, prefix: str = "") -> set[str]:
+        nested = {k for k, v in config.items() if isinstance(v, dict)}
+        return {prefix + k for k in config.keys() - nested} | {
+            p for k in nested for p in paths(config[k], f"{prefix}{k}.")
+        }
+
+    fields = paths(DebateConfig().model_dump(mode="json"))
+    registered = set(_OPERATIONAL) | {f"{section}.{field}" for section, field in _ADDED_OFF}
+    unregistered = fields - registered - set(FINGERPRINTED)
+    assert not unregistered, f"register {sorted(unregistered)} in madspy.evaluation._ADDED_OFF (see this test's note)"
+    assert set(FINGERPRINTED) <= fields, "a fingerprinted field was removed: recorded folders no longer match"
