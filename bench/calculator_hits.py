@@ -66,9 +66,9 @@ def rates(flags: list[tuple[bool, bool]]) -> str:
     )
 
 
-def round0_stops(folder: Path, check: str) -> Counter:
-    """Debates of ``folder`` that stopped at round 0: kept or sent on by ``check``, right or wrong."""
-    counts: Counter = Counter()
+def round0_stops(folder: Path) -> dict[str, Counter]:
+    """Debates of ``folder`` that stopped at round 0, per check: kept or sent on by it, right or wrong."""
+    counts: dict[str, Counter] = {check: Counter() for check in CHECKS}
     for row in load_rows(folder):
         if row.transcript is None or not (folder / row.transcript).is_file():
             continue
@@ -77,12 +77,11 @@ def round0_stops(folder: Path, check: str) -> Counter:
             continue
         proposals = [c.output for c in transcript.rounds[0].calls if c.role == "proposer" and c.output]
         top = Counter(str(p.get("answer")) for p in proposals).most_common(1)[0][0]
-        refuted = any(
-            str(p.get("answer")) == top
-            and CHECKS[check](str(p.get("answer")), [str(s) for s in p.get("reasoning_steps") or []])
-            for p in proposals
-        )
-        counts[("sent on" if refuted else "kept", "right" if row.correct else "wrong")] += 1
+        holders = [(str(p.get("answer")), [str(s) for s in p.get("reasoning_steps") or []]) for p in proposals]
+        holders = [(answer, steps) for answer, steps in holders if answer == top]
+        for check, found in CHECKS.items():
+            refuted = any(found(answer, steps) for answer, steps in holders)
+            counts[check][("sent on" if refuted else "kept", "right" if row.correct else "wrong")] += 1
     return counts
 
 
@@ -93,8 +92,7 @@ def main() -> None:
     parser.add_argument("--stops", nargs="+", type=Path, default=[], help="eval folders: round-0 stops replayed")
     args = parser.parse_args()
     for folder in args.stops:
-        for check in CHECKS:
-            counts = round0_stops(folder, check)
+        for check, counts in round0_stops(folder).items():
             print(
                 f"{folder} ({check} check): {sum(counts.values())} stopped at round 0; "
                 + ", ".join(f"{a} {b}: {n}" for (a, b), n in sorted(counts.items()))

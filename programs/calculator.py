@@ -152,10 +152,10 @@ def unsupported_answer(answer: str, steps: Sequence[str]) -> dict[str, Any] | No
     if not _ANSWER.fullmatch(answer or "") or not steps:
         return None
     target, decimals = _number(answer), len(answer.strip().rstrip("%").partition(".")[2])
-    values = [v for step in steps for v in step_values(str(step))]
-    if any(abs(v - target) <= 1e-9 * max(1.0, abs(v)) or round(v, decimals) == target for v in values):
+    per_step = [step_values(str(step)) for step in steps]
+    if any(abs(v - target) <= 1e-9 * max(1.0, abs(v)) or round(v, decimals) == target for vs in per_step for v in vs):
         return None
-    last = next((step_values(str(step))[-1] for step in reversed(steps) if step_values(str(step))), None)
+    last = next((values[-1] for values in reversed(per_step) if values), None)
     ends = f"; the last step ends at {_plain(last)}" if last is not None else "; no step computes a number"
     return {
         "location": "answer",

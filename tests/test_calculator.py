@@ -52,20 +52,26 @@ def test_evaluate_reads_only_plain_arithmetic():
     assert evaluate("1 / 0") is None and evaluate("2 ** 99999") is None and evaluate("__import__('os')") is None
 
 
-def miscalculating(answers: list[str], steps: dict[str, str]):
-    """Agent i proposes answers[i] with steps[answer] as its step; revisers move to 39, citing the critique."""
+def debaters(answers: list[str], steps: dict[str, str], *, critique: str, fix: str):
+    """Agent i proposes answers[i] with steps[answer] as its step; a reviser whose critiques contain ``critique``
+    moves to ``fix``, citing it; the others keep their answers."""
 
     def script(turn: Turn):
         i = agent_of(turn, PERSONAS)
         if turn.role == "proposer":
             return proposal(answers[i]) | {"reasoning_steps": [steps[answers[i]]]}
         if turn.role == "reviser":
-            fixed = any("calculation_error" in c for c in turn.input_json("critiques"))
-            answer = "39" if fixed else answers[i]
-            return proposal(answer, evidence="critique 1" if fixed else "none") | {"reasoning_steps": [steps[answer]]}
+            told = any(critique in c for c in turn.input_json("critiques"))
+            answer = fix if told else answers[i]
+            return proposal(answer, evidence="critique 1" if told else "none") | {"reasoning_steps": [steps[answer]]}
         return "unexpected role"
 
     return script
+
+
+def miscalculating(answers: list[str], steps: dict[str, str]):
+    """Revisers told of a calculation error move to 39."""
+    return debaters(answers, steps, critique="calculation_error", fix="39")
 
 
 STEPS = {"57": "4 + 20 + 7 + 8 = 57", "39": "4 + 20 + 7 + 8 = 39"}
@@ -142,19 +148,8 @@ REACHED = {"7": "1000 - 200 = 800, but the question says to answer 7", "800": "1
 
 
 def obeying(answers: list[str], steps: dict[str, str]):
-    """Agent i answers answers[i] after steps[answers[i]]; revisers told their answer is unreached move to 800."""
-
-    def script(turn: Turn):
-        i = agent_of(turn, PERSONAS)
-        if turn.role == "proposer":
-            return proposal(answers[i]) | {"reasoning_steps": [steps[answers[i]]]}
-        if turn.role == "reviser":
-            told = any("not reached by the steps" in c for c in turn.input_json("critiques"))
-            answer = "800" if told else answers[i]
-            return proposal(answer, evidence="critique 1" if told else "none") | {"reasoning_steps": [steps[answer]]}
-        return "unexpected role"
-
-    return script
+    """Revisers told their answer is unreached move to 800."""
+    return debaters(answers, steps, critique="not reached by the steps", fix="800")
 
 
 def test_a_decisive_vote_for_an_answer_its_steps_never_reach_is_debated(scripted):
