@@ -31,21 +31,30 @@ def _as_number(text: str) -> str | None:
 # sometimes copy that whole line, or "agent k: answer: X", into their own answer field.
 _ECHOED_LABEL = re.compile(r"^\s*(?:agent\s*\d+\s*:\s*)?(?:answer\s*:\s*)+", re.IGNORECASE)
 _ECHOED_CONFIDENCE = re.compile(r"(?:\s*\(\s*confidence\s*:?\s*[0-9.]+\s*%?\s*\))+\s*$", re.IGNORECASE)
+# The digest (``distinct.digest``) heads each answer "X: held by 2 of 3 debaters (agents 0, 2), mean
+# confidence 0.80"; revisers on arc_challenge copied that head into their answer field.
+_ECHOED_DIGEST = re.compile(r"\s*[:)]?\s*held by \d+ of \d+ debaters?\b.*$", re.IGNORECASE)
 
 
 def strip_echo(answer: str) -> str:
-    """``answer`` without the label and confidence of the format peers' answers are shown in.
+    """``answer`` without the label, confidence and support of the formats peers' answers are shown in.
 
-    Without this a number normalizer reads "8 (confidence 0.95)" as 0.95 and a choice
-    normalizer finds no letter in "answer: C (confidence 0.80)". An answer that is
-    nothing but the decoration is left as it is.
+    Without this a number normalizer reads "8 (confidence 0.95)" as 0.95, a choice
+    normalizer finds no letter in "answer: C (confidence 0.80)" and the user reads
+    "D: held by 1 of 3 debaters (agent 2), mean confidence 0.80" as the answer. An
+    answer that is nothing but the decoration is left as it is.
 
     >>> strip_echo("agent 2: answer: C (confidence 0.80) (confidence 0.80)"), strip_echo("Answer: 12")
     ('C', '12')
+    >>> strip_echo("7: held by 2 of 3 debaters (agents 0, 2), mean confidence 0.80")
+    '7'
+    >>> strip_echo("A) held by 1 of 3 debaters (agent 1), mean confidence 0.00")
+    'A'
     >>> strip_echo("The confidence interval (95%) is 3 to 5")
     'The confidence interval (95%) is 3 to 5'
     """
-    stripped = _ECHOED_CONFIDENCE.sub("", _ECHOED_LABEL.sub("", answer, count=1)).strip()
+    unlabelled = _ECHOED_LABEL.sub("", answer, count=1)
+    stripped = _ECHOED_DIGEST.sub("", _ECHOED_CONFIDENCE.sub("", unlabelled)).strip()
     return stripped or answer.strip()
 
 

@@ -79,6 +79,20 @@ def test_an_answer_that_copies_the_peer_format_counts_as_its_answer(scripted):
     assert revised[2].output["answer"] == echoes[1]  # the call record keeps what the model said
 
 
+def test_an_answer_that_copies_the_digest_head_counts_as_its_answer(scripted):
+    # Revisers on arc_challenge wrote "D: held by 1 of 3 debaters (agent 2), mean confidence 0.80".
+    from madspy.data import get_task
+
+    head = "42: held by 1 of 3 debaters (agent 0), mean confidence 0.70"
+    model = scripted(by_agent(PERSONAS, [["42"], ["41", head], ["40", head]]))
+    cfg = config(
+        model, rounds=2, protocol="majority", memory="digest", critic={"enabled": False}, stop={"agreement_gate": None}
+    )
+    result = Debate(cfg, normalize=get_task("gsm8k").normalize)(question="q")
+    assert result.transcript.rounds[-1].votes == {"0": "42", "1": "42", "2": "42"}  # not 1, 3 or 0.7
+    assert result.answer == "42" and result.status == "converged"
+
+
 def test_an_answer_field_holding_an_essay_is_cut_to_its_first_line(scripted):
     # SmolLM2-135M on a fresh install: the judge's final answer began "0.0}" and went on as a markdown essay.
     essay = "0.0}\n\nThis is how you can implement a JSON parsing solution.\n\n```python\nimport json\n```"
