@@ -41,7 +41,7 @@ from madspy.optimizers.metrics import brier, ece
 from madspy.optimizers.specs import SPECS, spec_of
 from madspy.programs.artifact import save_program
 from madspy.programs.calibration import Calibrator
-from madspy.programs.config import DebateConfig
+from madspy.programs.config import DebateConfig, TaskKind
 from madspy.programs.debate import Debate
 from madspy.programs.memory import MASKED
 from madspy.programs.presets import preset
@@ -261,9 +261,9 @@ def drop_wrong_answers(debate: Debate, examples: list[dspy.Example], metric: Com
     return dropped
 
 
-def base_config(model: str, preset_name: str = "debate", **changes: Any) -> DebateConfig:
-    """The hand-written program's config: a preset with ``model`` and ``changes`` merged in."""
-    return preset(preset_name, model=model, **changes)
+def base_config(model: str, preset_name: str = "debate", kind: TaskKind | None = None, **changes: Any) -> DebateConfig:
+    """The hand-written program's config: a preset in its form for ``kind``, with ``model`` and ``changes``."""
+    return preset(preset_name, kind=kind, model=model, **changes)
 
 
 def compile_lms(model: str, config: DebateConfig, reflection_model: str | None) -> tuple[dspy.LM, dspy.LM]:
@@ -283,7 +283,7 @@ def compile_lms(model: str, config: DebateConfig, reflection_model: str | None) 
 
 def task_config(task: Task, model: str, config: DebateConfig | None) -> DebateConfig:
     """``config`` (default: the ``debate`` preset on ``model``), deciding by the task's kind if ``auto``."""
-    return (config or base_config(model)).for_task_kind(task.task_kind)
+    return (config or base_config(model, kind=task.task_kind)).for_task_kind(task.task_kind)
 
 
 def compile_program(

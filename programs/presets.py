@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from madspy.core.errors import InputError
-from madspy.programs.config import AgentConfig, DebateConfig
+from madspy.programs.config import AgentConfig, DebateConfig, TaskKind
 
 NEUTRAL_PERSONA = "a careful problem solver"
 
@@ -59,7 +59,9 @@ def debate() -> dict[str, Any]:
     one answer (``stop.decisive_share``) the debate stops there (iMAD, 2025: most questions need
     no debate). Otherwise one round of debate: revisers read a digest of the distinct answers
     with their support and strongest argument (``memory="digest"``) instead of every peer's full
-    text. The protocol follows the task's kind (majority on reasoning, the judge on knowledge).
+    text. The protocol follows the task's kind (majority on reasoning; the judge when no kind is
+    given). On knowledge tasks the panel is self-consistency's and the vote a majority
+    (``debate_for_knowledge``, chosen by ``preset(..., kind="knowledge")``).
     A calculator checks the arithmetic written in every proposal (``critic.calculator``, no LM
     call): a vote is not decisive while a holder of its answer miscalculates, and the holder is
     told where. On 50 held-out gsm8k questions of the bench model it answered 2 more right and
@@ -78,12 +80,26 @@ def debate() -> dict[str, Any]:
     }
 
 
+def debate_for_knowledge() -> dict[str, Any]:
+    """The ``debate`` preset on knowledge tasks: three independent samples of one neutral prompt, a majority vote.
+
+    Round 0 is self-consistency's panel (Wang et al. 2023); a vote of 2 of 3 stops there, and
+    only a three-way split is debated, as in ``debate``. On arc_challenge with the bench model
+    the personas were the weak part of round 0 (their vote 0.27 against 0.37 for three neutral
+    samples, 30 validation questions) and the judge added no accuracy for 2.9k tokens per
+    question (bench/RESULTS.md, 2026-12-04 and 2026-12-06).
+    """
+    return debate() | {"agents": _sampled(3), "protocol": "majority", "task_kind": "knowledge"}
+
+
 def debate_v1() -> dict[str, Any]:
     """madspy's first default (to 2026-12): 3 rounds, a critic call per proposal, peers' full text, early stops."""
     return {}
 
 
 PRESETS = {"cot": cot, "sc": self_consistency, "du-mad": du_mad, "debate": debate, "debate-v1": debate_v1}
+# A preset that measured better in another form on a kind of task takes that form there.
+FOR_TASK_KIND = {("debate", "knowledge"): debate_for_knowledge}
 
 
 def is_preset(name: str) -> bool:
@@ -96,13 +112,18 @@ def is_preset(name: str) -> bool:
     return base in PRESETS and (not arg or (base == "sc" and arg.isdigit() and int(arg) >= 1))
 
 
-def preset(name: str, **changes: Any) -> DebateConfig:
-    """The config of preset ``name`` (``sc`` accepts ``sc:K``), with ``changes`` merged in.
+def preset(name: str, kind: TaskKind | None = None, **changes: Any) -> DebateConfig:
+    """The config of preset ``name`` (``sc`` accepts ``sc:K``) for tasks of ``kind``, with ``changes`` merged in.
 
-    A change out of range raises ``ConfigError`` naming the field.
+    ``kind`` picks the preset's form for that kind of task where it has one (``FOR_TASK_KIND``);
+    it does not set ``task_kind`` (``DebateConfig.for_task_kind`` does). A change out of range
+    raises ``ConfigError`` naming the field.
+
+    >>> preset("debate", kind="knowledge").protocol, preset("debate", kind="reasoning").protocol
+    ('majority', 'auto')
     """
     if not is_preset(name):
         raise InputError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)} (sc:K for K samples)")
     base, _, arg = name.partition(":")
-    settings = PRESETS[base](int(arg)) if arg else PRESETS[base]()
+    settings = PRESETS[base](int(arg)) if arg else FOR_TASK_KIND.get((base, kind), PRESETS[base])()
     return DebateConfig().updated(**settings).updated(**changes)

@@ -174,6 +174,21 @@ def test_every_mechanism_is_reachable_from_run(capsys, model, tmp_path, argv, pa
         assert config == value
 
 
+def test_run_on_a_knowledge_task_kind_uses_the_debate_presets_knowledge_form(capsys, model):
+    from madspy.programs.presets import NEUTRAL_PERSONA
+
+    code, out, err = run(capsys, "q", "--model", model, "--no-cache", "--json", "--task-kind", "knowledge")
+    config = json.loads(out)["transcript"]["config"]
+    assert code == 0, err
+    assert {a["persona"] for a in config["agents"]} == {NEUTRAL_PERSONA}
+    assert config["protocol"] == "majority" and config["task_kind"] == "knowledge"
+    code, out, _ = run(
+        capsys, "q", "--model", model, "--no-cache", "--json", "--task-kind", "knowledge", "--agents", "4"
+    )
+    agents = json.loads(out)["transcript"]["config"]["agents"]
+    assert len(agents) == 4 and NEUTRAL_PERSONA not in {a["persona"] for a in agents}  # what the user asked wins
+
+
 def test_credit_ledger_option_and_run_budget(capsys, model, tmp_path):
     ledger = tmp_path / "credit.json"
     ledger.write_text('{"0": 3.0, "1": 0.1, "2": 0.1}')

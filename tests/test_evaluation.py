@@ -28,6 +28,7 @@ from madspy.optimizers.traces import ProposalTrace, debate_trace
 from madspy.programs import Debate, DebateConfig
 from madspy.programs.artifact import save_program
 from madspy.programs.flips import Flip
+from madspy.programs.presets import NEUTRAL_PERSONA
 from madspy.programs.protocols import Vote
 from madspy.programs.transcript import Call, Round, Transcript
 from madspy.rows import EvalRow
@@ -685,13 +686,29 @@ def test_trace_counts_an_echoed_answer_as_the_debate_did_and_recounts_the_first_
 def test_a_preset_decides_by_the_task_kind_and_a_saved_program_as_saved(tmp_path):
     gsm8k, arc = get_task("gsm8k"), get_task("arc_challenge")
     assert build_program("debate", gsm8k, "openai/m").config.decision_protocol == "majority"
-    assert build_program("debate", arc, "openai/m").config.decision_protocol == "judge"
+    assert build_program("debate-v1", arc, "openai/m").config.decision_protocol == "judge"
     assert build_program("du-mad", arc, "openai/m").config.decision_protocol == "majority"
     saved = tmp_path / "p.json"  # a saved program runs as saved: as `run` and `serve` would run it
     save_program(Debate(DebateConfig(model="openai/m")), saved)
     assert build_program(str(saved), gsm8k, "openai/m").config.decision_protocol == "judge"
     save_program(Debate(DebateConfig(model="openai/m", task_kind="reasoning")), saved)
     assert build_program(str(saved), arc, "openai/m").config.decision_protocol == "majority"
+
+
+def test_the_debate_preset_takes_its_knowledge_form_on_a_knowledge_task():
+    reasoning = build_program("debate", get_task("gsm8k"), "openai/m").config
+    knowledge = build_program("debate", get_task("arc_challenge"), "openai/m").config
+    assert len({a.persona for a in reasoning.agents}) == 3 and reasoning.decision_protocol == "majority"
+    assert {a.persona for a in knowledge.agents} == {NEUTRAL_PERSONA}  # self-consistency's panel
+    assert {a.temperature for a in knowledge.agents} == {0.7} and knowledge.decision_protocol == "majority"
+    # the rest of the debate is the same: the 2-of-3 gate, one round of debate over a digest
+    assert (
+        knowledge.updated(agents=[a.model_dump() for a in reasoning.agents], protocol="auto", task_kind="reasoning")
+        == reasoning
+    )
+    # the baselines have one form
+    sc = build_program("sc:3", get_task("arc_challenge"), "openai/m").config
+    assert sc == build_program("sc:3", get_task("gsm8k"), "openai/m").config
 
 
 def test_matched_k_is_clamped():
@@ -804,6 +821,11 @@ def test_the_debate_preset_is_the_program_its_committed_rows_describe(bench_mode
     assert program_fingerprint(default) == recorded["bench/programs/debate-calculator.json"]
     checked = build_program(str(root / "bench/programs/debate-answer-check.json"), get_task("gsm8k"), model)
     assert program_fingerprint(checked) != program_fingerprint(default)
+    # on knowledge tasks: the rows of bench/RESULTS.md's 2026-12-06 arc_challenge section
+    folder = root / "bench/runs/arc_challenge-n50-seed0-neutral"
+    recorded = json.loads((folder / "settings.json").read_text())["programs"]
+    knowledge = build_program("debate", get_task("arc_challenge"), model)
+    assert program_fingerprint(knowledge) == recorded["bench/programs/debate-neutral-majority.json"]
 
 
 # The config fields every recorded fingerprint covers (2026-12-06). A field added later changes every program's

@@ -221,7 +221,9 @@ def local_benchmark(
     }
     settings = modes()
     for name in programs:
-        config = at_temperature_zero(preset(name, model=model, cache=False, max_tokens=max_tokens))
+        config = at_temperature_zero(
+            preset(name, kind=chosen.task_kind, model=model, cache=False, max_tokens=max_tokens)
+        )
         debate = Debate(config.for_task_kind(chosen.task_kind), normalize=chosen.normalize)
         runs = {}
         for mode in ("reuse", *compare):

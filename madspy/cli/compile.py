@@ -241,8 +241,10 @@ def cmd_compile(args: argparse.Namespace) -> int:
     from madspy.cli.options import set_changes
     from madspy.optimizers.compile import CompileError, base_config, compile_program, plan_compile, save_handwritten
     from madspy.optimizers.composite import Weights
+    from madspy.pairs import task_named
 
-    config = base_config(args.model, args.preset, **_config_changes(args))
+    kind = task_named(args.task).task_kind
+    config = base_config(args.model, args.preset, kind=kind, **_config_changes(args))
     if args.handwritten:
         save_handwritten(args.task, args.model, args.out, config=config)
         print(f"wrote {args.out}", file=sys.stderr)

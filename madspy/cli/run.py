@@ -32,7 +32,12 @@ RUN_OPTIONS: dict[str, tuple[str, Any, str]] = {
     "--api-base": ("api_base", str, "URL of the server behind --model (vLLM, Ollama, llama.cpp's server)"),
     "--rounds": ("rounds", int, "rounds in all, round 0 included (default: the preset's; debate 2)"),
     "--protocol": ("protocol", "ProtocolName", "how the final answer is chosen (auto: by --task-kind, else judge)"),
-    "--task-kind": ("task_kind", "TaskKind", "reasoning -> majority, knowledge -> judge, open_ended -> free"),
+    "--task-kind": (
+        "task_kind",
+        "TaskKind",
+        "reasoning -> majority, knowledge -> judge, open_ended -> free; the debate preset on knowledge: "
+        "three neutral samples, majority",
+    ),
     "--max-tokens": ("max_tokens", int, "completion tokens per call (default 512)"),
     "--memory": ("memory", "MemoryPolicy", "which earlier answers a reviser sees (debate: digest)"),
     "--topology": ("topology", "Topology", "who sees whom (default all)"),
@@ -170,7 +175,7 @@ def _debate(args: argparse.Namespace):
         return load_program(
             args.program, **changes, agents=debate.config.with_agent_models(models).model_dump()["agents"]
         )
-    config = preset(args.preset or "debate", **changes)
+    config = preset(args.preset or "debate", kind=changes.get("task_kind"), **changes)
     return Debate(config.with_agent_models(models) if models else config)
 
 
