@@ -76,7 +76,7 @@ def _after_answer_marker(text: str) -> str:
 
 
 _SINGLE_LETTER = re.compile(r"\(?([A-Za-z])\)?[.:]?")
-_LEADING_LETTER = re.compile(r"\(([A-Za-z])\)|([A-Za-z])[).:]\s")
+_LEADING_LETTER = re.compile(r"\(([A-Za-z])\)|([A-Za-z])[).:]+[\s,]|([A-Z])\s+\(")
 
 
 def normalize_choice(text: str | None) -> str | None:
@@ -84,6 +84,8 @@ def normalize_choice(text: str | None) -> str | None:
 
     >>> [normalize_choice(t) for t in ["b", "(B)", "B) Paris", "Answer: B", "maybe"]]
     ['B', 'B', 'B', 'B', None]
+    >>> [normalize_choice(t) for t in ["A). No control group.", "A), mass.", "A (electrical energy)", "A or B"]]
+    ['A', 'A', 'A', None]
     """
     if not text:
         return None

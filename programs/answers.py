@@ -74,11 +74,41 @@ def clean_answer(answer: str) -> str:
     '0.0'
     >>> clean_answer("```\n391\n```"), clean_answer("**C**"), clean_answer('"Paris",'), clean_answer("{ ")
     ('391', 'C', 'Paris', '{')
+    >>> clean_answer("D (confidence 0.90)\\nstep 1: fish live near a shore")
+    'D'
     """
-    lines = [line for line in str(answer).splitlines() if line.strip() and not _FENCE.match(line)]
+    text = str(answer).replace("\\n", "\n")  # a line break written out as backslash-n
+    lines = [line for line in text.splitlines() if line.strip() and not _FENCE.match(line)]
     first = lines[0] if lines else str(answer)
     cleaned = strip_echo(first.strip(_DEBRIS)).strip(_DEBRIS)
     return cleaned or str(answer).strip()
+
+
+# The options of a multiple-choice question, as tasks write them: one "B) text" line each.
+_OPTION_LINE = re.compile(r"^\s*([A-Z])\)\s+(.+?)\s*$", re.MULTILINE)
+
+
+def _plain(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", text.casefold()).split())
+
+
+def quoted_option(answer: str, question: str) -> str | None:
+    r"""``"B) its text"`` when ``answer`` is the text of the question's option B, else None.
+
+    Asked for a letter, small models sometimes answer with the option's text (8 of 150 round-0
+    answers of the bench model on 50 arc_challenge questions), which no letter normalizer reads:
+    the answer is then no vote at all. Case and punctuation are ignored; nothing else is guessed.
+
+    >>> question = "Which is a metal?\n\nA) wood\nB) copper wire\nC) glass"
+    >>> quoted_option("Copper wire.", question), quoted_option("B", question), quoted_option("copper", question)
+    ('B) copper wire', None, None)
+    """
+    wanted = _plain(answer)
+    if not wanted:
+        return None
+    return next(
+        (f"{letter}) {text}" for letter, text in _OPTION_LINE.findall(question) if _plain(text) == wanted), None
+    )
 
 
 def format_tally(counts: dict[str, int]) -> str:

@@ -93,6 +93,25 @@ def test_an_answer_that_copies_the_digest_head_counts_as_its_answer(scripted):
     assert result.answer == "42" and result.status == "converged"
 
 
+def test_an_answer_that_is_an_options_text_votes_for_its_letter(scripted):
+    # The bench model answered 8 of 150 round-0 arc_challenge questions with an option's text: no vote at all.
+    from madspy.data import get_task
+
+    question = "Which is a metal?\n\nA) wood\nB) copper wire\nC) glass"
+    model = scripted(by_agent(PERSONAS, [["B"], ["Copper wire."], ["(C)"]]))
+    cfg = config(model, rounds=1, protocol="majority", critic={"enabled": False})
+    result = Debate(cfg, normalize=get_task("arc_challenge").normalize)(question=question)
+    assert result.transcript.rounds[0].votes == {"0": "B", "1": "B) copper wire", "2": "(C)"}
+    assert result.transcript.decision.tally == {"B": 2, "C": 1} and result.answer == "B"
+    assert result.transcript.calls()[1].output["answer"] == "Copper wire."  # the record keeps what was said
+    unreadable = scripted(by_agent(PERSONAS, [["B"], ["copper"], ["(C)"]]))  # no option's text: still no vote
+    result = Debate(
+        config(unreadable, rounds=1, protocol="majority", critic={"enabled": False}),
+        normalize=get_task("arc_challenge").normalize,
+    )(question=question)
+    assert result.transcript.rounds[0].votes == {"0": "B", "2": "(C)"}
+
+
 def test_an_answer_field_holding_an_essay_is_cut_to_its_first_line(scripted):
     # SmolLM2-135M on a fresh install: the judge's final answer began "0.0}" and went on as a markdown essay.
     essay = "0.0}\n\nThis is how you can implement a JSON parsing solution.\n\n```python\nimport json\n```"
