@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from pydantic import BaseModel, Field
 
-from madspy.programs.answers import clean_answer
+from madspy.programs.answers import clean_answer, read_answer
 from madspy.programs.transcript import Transcript
 from madspy.signatures import Role
 
@@ -79,7 +79,10 @@ def debate_trace(
             if not call.ok or call.output is None or call.agent is None:
                 continue
             if call.role.answers:
-                answer = clean_answer(str(call.output.get("answer") or ""))  # as the debate counted it
+                said = call.output.get("answer")  # read as the debate counted it
+                answer = (
+                    read_answer(said, transcript.question, normalize) if normalize else clean_answer(str(said or ""))
+                )
                 latest[call.agent] = ProposalTrace(
                     round=rnd.index,
                     agent=call.agent,

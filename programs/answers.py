@@ -11,6 +11,7 @@ Example:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 
 _STRIP = " \t\n\r.,;:!?\"'`*()[]"
@@ -109,6 +110,20 @@ def quoted_option(answer: str, question: str) -> str | None:
     return next(
         (f"{letter}) {text}" for letter, text in _OPTION_LINE.findall(question) if _plain(text) == wanted), None
     )
+
+
+def read_answer(said: object, question: str, normalize: Callable[[str], str | None]) -> str:
+    r"""An answer field as a debate counts it: ``clean_answer``, and an option's text that ``normalize`` cannot
+    read is that option (``quoted_option``).
+
+    >>> letters = {"A": "A", "B": "B"}.get  # a normalizer that reads a bare letter only
+    >>> read_answer("Copper wire.", "Which?\nA) wood\nB) copper wire", letters), read_answer("**B**", "Which?", letters)
+    ('B) copper wire', 'B')
+    """
+    answer = clean_answer(str(said or ""))
+    if normalize(answer) is not None:
+        return answer
+    return quoted_option(answer, question) or answer
 
 
 def format_tally(counts: dict[str, int]) -> str:

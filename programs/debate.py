@@ -30,7 +30,7 @@ from typing import Any
 import dspy
 
 from madspy.core.models import adapter_for, check_question, make_lm, one_call_at_a_time
-from madspy.programs.answers import clean_answer, echoes_tally, format_tally, normalize_answer, quoted_option
+from madspy.programs.answers import echoes_tally, format_tally, normalize_answer, read_answer
 from madspy.programs.budget import RunBudget
 from madspy.programs.calculator import unsupported_answer, wrong_calculations
 from madspy.programs.calibration import vote_share
@@ -382,17 +382,12 @@ class _Run:
         self.notes = {}
         for job, outcome in zip(jobs, self._run(jobs, rnd), strict=True):
             if outcome.prediction is not None:
-                outcome.prediction["answer"] = self._cleaned_answer(outcome.prediction.get("answer"))
+                outcome.prediction["answer"] = read_answer(
+                    outcome.prediction.get("answer"), self.question, self.debate.normalize
+                )
                 self.proposals[job.agent] = outcome.prediction
             elif job.agent in self.proposals:
                 rnd.events.append(Event(kind=EventKind.KEPT_PREVIOUS_ANSWER, agent=job.agent))
-
-    def _cleaned_answer(self, said: object) -> str:
-        """An answer field cleaned (``clean_answer``); an option's text that the votes cannot read is that option."""
-        answer = clean_answer(str(said or ""))
-        if self.debate.normalize(answer) is not None:
-            return answer
-        return quoted_option(answer, self.question) or answer
 
     def _persona(self, agent: int) -> str:
         """The agent's persona, or an adversary's instructions (robustness tests)."""
@@ -720,7 +715,7 @@ class _Run:
             return None
         return Decision(
             protocol="judge",
-            answer=self._cleaned_answer(p.final_answer),
+            answer=read_answer(p.final_answer, self.question, self.debate.normalize),
             confidence=float(p.confidence),
             tally=counts,
             judge_status=str(p.status),

@@ -96,14 +96,17 @@ def test_an_answer_that_copies_the_digest_head_counts_as_its_answer(scripted):
 def test_an_answer_that_is_an_options_text_votes_for_its_letter(scripted):
     # The bench model answered 8 of 150 round-0 arc_challenge questions with an option's text: no vote at all.
     from madspy.data import get_task
+    from madspy.optimizers.traces import debate_trace
 
-    question = "Which is a metal?\n\nA) wood\nB) copper wire\nC) glass"
+    task, question = get_task("arc_challenge"), "Which is a metal?\n\nA) wood\nB) copper wire\nC) glass"
     model = scripted(by_agent(PERSONAS, [["B"], ["Copper wire."], ["(C)"]]))
     cfg = config(model, rounds=1, protocol="majority", critic={"enabled": False})
-    result = Debate(cfg, normalize=get_task("arc_challenge").normalize)(question=question)
+    result = Debate(cfg, normalize=task.normalize)(question=question)
     assert result.transcript.rounds[0].votes == {"0": "B", "1": "B) copper wire", "2": "(C)"}
     assert result.transcript.decision.tally == {"B": 2, "C": 1} and result.answer == "B"
     assert result.transcript.calls()[1].output["answer"] == "Copper wire."  # the record keeps what was said
+    rows = debate_trace(result.transcript, lambda answer: task.score(answer, "B") == 1.0, task.normalize)
+    assert [(p.key, p.correct) for p in rows.proposals] == [("B", True), ("B", True), ("C", False)]  # as counted
     unreadable = scripted(by_agent(PERSONAS, [["B"], ["copper"], ["(C)"]]))  # no option's text: still no vote
     result = Debate(
         config(unreadable, rounds=1, protocol="majority", critic={"enabled": False}),
