@@ -488,3 +488,24 @@ def test_a_roles_calls_count_the_prompt_models_too(model, scripted, role_data):
     proposed = len(calls_of(prompt_model))
     assert proposed > 0  # the prompt model proposed instructions: calls no task-model history holds
     assert reports["critic"].calls == len(calls_of(model)) - made + proposed
+
+
+def test_a_proposal_that_spells_out_the_gold_option_is_labelled_right(scripted, tmp_path):
+    # The debate counts "Copper wire." as option B (answers.read_answer); its role example must say so too.
+    data = tmp_path / "data" / "arc_challenge"
+    data.mkdir(parents=True)
+    row = {
+        "id": "q1",
+        "question": "Which is a metal?",
+        "choices": {"text": ["wood", "copper wire", "glass"], "label": ["A", "B", "C"]},
+        "answerKey": "B",
+    }
+    (data / "test.jsonl").write_text(json.dumps(row) + "\n")
+    model = scripted(lambda turn: proposal("Copper wire."))
+    runs = tmp_path / "runs"
+    argv = ["eval", "--task", "arc_challenge", "--data-dir", str(tmp_path / "data"), "--model", model]
+    assert main([*argv, "--programs", "sc:3", "--n", "1", "--out", str(runs)]) == 0
+    assert json.loads((runs / "rows.jsonl").read_text())["correct"] is True
+    assert main(["roles", str(runs), "--out", str(tmp_path / "roles")]) == 0
+    proposers = load_role_dataset(tmp_path / "roles", Role.PROPOSER)
+    assert len(proposers) == 3 and all(e.labels["correct"] for e in proposers)
