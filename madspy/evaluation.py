@@ -109,8 +109,7 @@ def build_program(
             f"unknown program {spec!r}: not a preset ({', '.join(PRESETS)}, sc:K) and not a program file (*.json)"
         )
     else:  # a value out of range raises ConfigError naming its field
-        config = preset(spec, kind=task.task_kind, **changes)
-        debate = Debate(config.for_task_kind(task.task_kind), normalize=task.normalize)
+        debate = Debate(preset(spec, kind=task.task_kind, **changes), normalize=task.normalize)
     if adversary is not None and adversary.agents and max(adversary.agents) < len(debate.config.agents):
         return debate.fork(adversaries=adversary.model_dump())
     return debate

@@ -115,15 +115,16 @@ def is_preset(name: str) -> bool:
 def preset(name: str, kind: TaskKind | None = None, **changes: Any) -> DebateConfig:
     """The config of preset ``name`` (``sc`` accepts ``sc:K``) for tasks of ``kind``, with ``changes`` merged in.
 
-    ``kind`` picks the preset's form for that kind of task where it has one (``FOR_TASK_KIND``);
-    it does not set ``task_kind`` (``DebateConfig.for_task_kind`` does). A change out of range
-    raises ``ConfigError`` naming the field.
+    ``kind`` picks the preset's form for that kind of task where it has one (``FOR_TASK_KIND``),
+    and the config is told it (``DebateConfig.for_task_kind``: an ``auto`` protocol decides by it).
+    A change out of range raises ``ConfigError`` naming the field.
 
-    >>> preset("debate", kind="knowledge").protocol, preset("debate", kind="reasoning").protocol
+    >>> preset("debate", kind="knowledge").decision_protocol, preset("debate", kind="reasoning").protocol
     ('majority', 'auto')
     """
     if not is_preset(name):
         raise InputError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)} (sc:K for K samples)")
     base, _, arg = name.partition(":")
     settings = PRESETS[base](int(arg)) if arg else FOR_TASK_KIND.get((base, kind), PRESETS[base])()
-    return DebateConfig().updated(**settings).updated(**changes)
+    config = DebateConfig().updated(**settings).updated(**changes)
+    return config.for_task_kind(kind) if kind is not None else config

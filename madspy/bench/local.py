@@ -224,7 +224,7 @@ def local_benchmark(
         config = at_temperature_zero(
             preset(name, kind=chosen.task_kind, model=model, cache=False, max_tokens=max_tokens)
         )
-        debate = Debate(config.for_task_kind(chosen.task_kind), normalize=chosen.normalize)
+        debate = Debate(config, normalize=chosen.normalize)
         runs = {}
         for mode in ("reuse", *compare):
             with _settings(settings[mode]):
