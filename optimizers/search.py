@@ -38,7 +38,7 @@ from madspy.data import Task, get_task
 from madspy.optimizers.compile import dev_scores, split_data
 from madspy.optimizers.composite import CompositeMetric
 from madspy.programs.artifact import save_program
-from madspy.programs.config import DebateConfig
+from madspy.programs.config import DebateConfig, TaskKind
 from madspy.programs.debate import Debate
 from madspy.programs.memory import MemoryPolicy
 from madspy.programs.presets import preset
@@ -50,8 +50,8 @@ from madspy.programs.topology import Topology
 TWO_THIRDS = 2 / 3
 
 
-def sample_config(trial: optuna.Trial, model: str, **fixed: Any) -> DebateConfig:
-    """The debate settings of one trial (``fixed`` fields, e.g. max_tokens, are merged in)."""
+def sample_config(trial: optuna.Trial, model: str, kind: TaskKind | None = None, **fixed: Any) -> DebateConfig:
+    """The debate settings of one trial for tasks of ``kind`` (``fixed`` fields, e.g. max_tokens, are merged in)."""
     agents = trial.suggest_int("agents", 1, 5)
     temperature = trial.suggest_float("temperature", 0.0, 1.2)
     # credit needs a ledger of verified outcomes and auto defers to task_kind: neither is a setting to search
@@ -78,6 +78,7 @@ def sample_config(trial: optuna.Trial, model: str, **fixed: Any) -> DebateConfig
             echo={"reaction": trial.suggest_categorical("echo_reaction", ["none", "devils_advocate", "stop"])},
         )
         .updated(**fixed)
+        .for_task_kind(kind)
     )
 
 
@@ -88,16 +89,23 @@ def _decisive_gates(trial: optuna.Trial, shares: list[float | None]) -> dict[str
     }
 
 
-def sample_efficient(trial: optuna.Trial, model: str, **fixed: Any) -> DebateConfig:
+def _temperatures(config: DebateConfig) -> str:
+    """The agents' temperatures as one searchable choice: ``"0.7"``, or ``"0.7-0.9"`` for a spread."""
+    low, high = min(a.temperature for a in config.agents), max(a.temperature for a in config.agents)
+    return f"{low:g}" if low == high else f"{low:g}-{high:g}"
+
+
+def sample_efficient(trial: optuna.Trial, model: str, kind: TaskKind | None = None, **fixed: Any) -> DebateConfig:
     """One trial of the efficient debate's knobs (``madspy search --space efficient``): when round 0 is decisive
     enough to stop, whether and how the critic reviews, whether the calculator checks the arithmetic and
     that the steps reach the answer, what revisers read, and how hot the debaters sample.
 
-    The debate stays the ``debate`` preset's shape (3 agents, at most one round of debate), so every
-    trial costs about what the default does and a small study compares like with like.
+    The debate stays the ``debate`` preset's form for tasks of ``kind`` (3 agents, at most one round of
+    debate; on knowledge tasks its neutral panel), so every trial costs about what the default does and a
+    small study compares like with like. Temperature is the preset's own or 1.0 for every agent.
     """
-    temperature = trial.suggest_categorical("temperature", ["0.7-0.9", "1.0"])
-    base = preset("debate", model=model)
+    base = preset("debate", model=model, kind=kind)
+    temperature = trial.suggest_categorical("temperature", [_temperatures(base), "1.0"])
     agents = [a.model_dump() | ({"temperature": 1.0} if temperature == "1.0" else {}) for a in base.agents]
     return base.updated(
         agents=agents,
@@ -110,6 +118,28 @@ def sample_efficient(trial: optuna.Trial, model: str, **fixed: Any) -> DebateCon
         },
         stop=_decisive_gates(trial, [TWO_THIRDS, 1.0]),
     ).updated(**fixed)
+
+
+def efficient_default(kind: TaskKind | None = None) -> dict[str, Any]:
+    """The point of the efficient space that is the ``debate`` preset for tasks of ``kind``.
+
+    A new efficient study tries it first, so its front always holds the setting it would replace.
+
+    >>> sample_efficient(optuna.trial.FixedTrial(efficient_default("knowledge")), "openai/m", "knowledge") == (
+    ...     preset("debate", model="openai/m", kind="knowledge"))
+    True
+    """
+    base = preset("debate", kind=kind)
+    return {
+        "temperature": _temperatures(base),
+        "memory": base.memory,
+        "critic": base.critic.enabled,
+        "critic_per_answer": base.critic.per_answer,
+        "calculator": base.critic.calculator,
+        "answer_check": base.critic.answer_check,
+        "decisive_share": base.stop.decisive_share,
+        "decisive_confidence": base.stop.decisive_confidence,
+    }
 
 
 SPACES = {"all": sample_config, "efficient": sample_efficient}
@@ -147,7 +177,7 @@ def _objective(
     space: str,
 ):
     def objective(trial: optuna.Trial) -> tuple[float, float]:
-        config = SPACES[space](trial, model, **fixed).for_task_kind(task.task_kind)
+        config = SPACES[space](trial, model, task.task_kind, **fixed)
         debate = Debate(config, normalize=task.normalize)
         best = _best_accuracy(trial.study)
         scores, tokens = [], []
@@ -196,7 +226,8 @@ def search(
     Trials are scored on ``train`` questions; the chosen setting is scored on ``dev``
     held-out questions (none when 0) for the manifest. ``space`` is what a trial samples:
     ``all`` (every mechanism, ``sample_config``) or ``efficient`` (the efficient debate's knobs,
-    ``sample_efficient``); a study keeps the space it was made with. ``fixed`` config fields
+    ``sample_efficient``; a new study's first trial is the ``debate`` preset for the task's kind); a
+    study keeps the space it was made with. ``fixed`` config fields
     (e.g. ``max_tokens=128``) apply to every trial.
     """
     task = get_task(task) if isinstance(task, str) else task
@@ -204,13 +235,17 @@ def search(
         raise SearchError("--trials must be >= 0 and prune_after >= 1")
     if space not in SPACES:
         raise SearchError(f"unknown search space {space!r}; choose one of {', '.join(SPACES)}")
-    trainset, devset = split_data(task, train, dev, seed, data_dir)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     the_study = _open_study(storage, study, seed)
-    made_with = the_study.user_attrs.get("space", space)
-    if made_with != space:
-        raise SearchError(f"study {study!r} samples the {made_with!r} space; use --space {made_with} or another study")
-    for name, value in (("task", task.name), ("model", model), ("space", space)):
+    made_with = {"task": task.name, "model": model, "space": space, "train": train, "seed": seed}
+    for name, value in made_with.items():  # a study's trials are paired on one task's questions, one model
+        if the_study.user_attrs.get(name, value) != value:
+            made = the_study.user_attrs[name]
+            raise SearchError(f"study {study!r} was made with --{name} {made}; use --{name} {made} or another study")
+    trainset, devset = split_data(task, train, dev, seed, data_dir)
+    if space == "efficient" and not the_study.trials:  # the first trial of a new study is the preset it would replace
+        the_study.enqueue_trial(efficient_default(task.task_kind))
+    for name, value in made_with.items():
         the_study.set_user_attr(name, value)
     objective = _objective(task, model, trainset, prune_after, prune_margin, fixed, space)
     the_study.optimize(objective, n_trials=trials, show_progress_bar=progress)
@@ -218,7 +253,7 @@ def search(
     if out is None:
         return SearchResult(the_study, front, None, None)
     best = chosen(front)
-    config = SPACES[space](optuna.trial.FixedTrial(best.params), model, **fixed).for_task_kind(task.task_kind)
+    config = SPACES[space](optuna.trial.FixedTrial(best.params), model, task.task_kind, **fixed)
     debate = Debate(config, normalize=task.normalize)
     manifest = {
         "task": task.name,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import optuna
 from scripts import REVIEWED, by_agent
 
-from madspy.optimizers.search import sample_config, sample_efficient
+from madspy.optimizers.search import efficient_default, sample_config, sample_efficient
 from madspy.programs import Debate
 from madspy.programs.presets import preset
 from madspy.programs.protocols import Vote
@@ -129,16 +129,8 @@ def test_the_gates_and_mechanisms_are_searchable_config_fields():
 
 def test_the_efficient_space_holds_the_default_debate_and_a_two_of_three_gate():
     """The search must be able to find (and compare against) the preset it would replace."""
-    default = {
-        "temperature": "0.7-0.9",
-        "memory": "digest",
-        "critic": False,
-        "critic_per_answer": True,
-        "calculator": True,
-        "answer_check": False,
-        "decisive_share": 2 / 3,
-        "decisive_confidence": 0.0,
-    }
+    default = efficient_default()
+    assert default["temperature"] == "0.7-0.9" and default["decisive_share"] == 2 / 3
     config = sample_efficient(optuna.trial.FixedTrial(default), "openai/m")
     assert config == preset("debate", model="openai/m")
     two_of_three = [Vote(0, "7", "7", 0.5), Vote(1, "7", "7", 0.5), Vote(2, "8", "8", 0.5)]
@@ -147,3 +139,16 @@ def test_the_efficient_space_holds_the_default_debate_and_a_two_of_three_gate():
         sample(trial, "openai/m")
         shares = [s for s in trial.distributions["decisive_share"].choices if s is not None and s < 1]
         assert shares and all(DecisiveVote(s, 0.0, agents=3).check([two_of_three]) for s in shares)
+
+
+def test_on_knowledge_tasks_the_efficient_space_searches_around_the_knowledge_form():
+    """A search on arc must compare against (and vary) the preset it would replace there, not the persona panel."""
+    point = efficient_default("knowledge")
+    assert point["temperature"] == "0.7"
+    config = sample_efficient(optuna.trial.FixedTrial(point), "openai/m", "knowledge")
+    assert config == preset("debate", model="openai/m", kind="knowledge")
+    assert {a.persona for a in config.agents} == {preset("sc:3").agents[0].persona}
+    hotter = sample_efficient(optuna.trial.FixedTrial(point | {"temperature": "1.0"}), "openai/m", "knowledge")
+    assert {a.temperature for a in hotter.agents} == {1.0} and hotter.decision_protocol == "majority"
+    reasoning = sample_efficient(optuna.trial.FixedTrial(efficient_default("reasoning")), "openai/m", "reasoning")
+    assert reasoning == preset("debate", model="openai/m", kind="reasoning") and reasoning != config

@@ -7,7 +7,8 @@ import pytest
 from test_compile import solver
 
 from madspy.cli import main
-from madspy.optimizers.search import chosen, search
+from madspy.core.errors import SearchError
+from madspy.optimizers.search import chosen, efficient_default, search
 from madspy.programs.artifact import load_program
 
 
@@ -86,3 +87,18 @@ def test_a_trial_far_below_the_best_is_pruned(scripted, tmp_path):
     last = result.study.trials[-1]
     assert last.state == optuna.trial.TrialState.PRUNED and last.user_attrs["questions_done"] == 1
     assert last.user_attrs["scores"] == [0.0] and last.user_attrs["tokens"][0] > 0
+
+
+def test_a_new_efficient_study_tries_the_default_debate_first(model, tmp_path):
+    storage = f"sqlite:///{tmp_path / 'study.db'}"
+    first = search("arithmetic", model, trials=2, storage=storage, study="e", train=1, space="efficient")
+    assert first.study.trials[0].params == efficient_default("reasoning")
+    again = search("arithmetic", model, trials=1, storage=storage, study="e", train=1, space="efficient")
+    enqueued = [t.number for t in again.study.trials if "fixed_params" in t.system_attrs]
+    assert len(again.study.trials) == 3 and enqueued == [0]  # a resumed study is not sent back to the default
+    with pytest.raises(SearchError, match="study 'e' was made with --task arithmetic; use --task arithmetic or"):
+        search("gsm8k", model, trials=1, storage=storage, study="e", train=1, space="efficient")
+    with pytest.raises(SearchError, match="made with --train 1"):  # other questions: trials would not be paired
+        search("arithmetic", model, trials=1, storage=storage, study="e", train=2, space="efficient")
+    with pytest.raises(SearchError, match="made with --space efficient"):
+        search("arithmetic", model, trials=1, storage=storage, study="e", train=1)

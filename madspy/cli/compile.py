@@ -216,7 +216,8 @@ def add_search(sub: argparse._SubParsersAction) -> None:
         choices=["all", "efficient"],
         default="all",
         help="what a trial samples: every mechanism (all), or the default debate's knobs (decisive-vote gates, "
-        "critic on/off and per answer, calculator and answer check, digest or previous memory, temperatures)",
+        "critic on/off and per answer, calculator and answer check, digest or previous memory, temperatures) "
+        "around the debate preset for the task's kind, which a new study tries first",
     )
     p.set_defaults(handler=cmd_search)
 
