@@ -31,7 +31,7 @@ from typing import Any
 import dspy
 
 from madspy.data import Task
-from madspy.programs.answers import clean_answer
+from madspy.programs.answers import read_answer
 from madspy.programs.critique import valid_issues
 from madspy.signatures import Role
 
@@ -56,18 +56,21 @@ class RoleMetric:
     def __init__(self, task: Task, role: Role | str):
         self.task, self.role = task, Role(role)
 
-    def right(self, answer: Any, gold: str) -> bool:
-        return self.task.score(clean_answer(str(answer or "")), gold) >= CORRECT_AT
+    def right(self, answer: Any, example: dspy.Example) -> bool:
+        """Whether ``answer`` is right for ``example``'s question, read as a debate counts it (an option's
+        text written out is that option)."""
+        said = read_answer(answer, example.get("question") or "", self.task.normalize)
+        return self.task.score(said, example.gold) >= CORRECT_AT
 
     def score(self, example: dspy.Example, pred: Any) -> float:
         """The call's score, 0..1."""
         if self.role.answers:
-            correct = self.right(pred.get("answer"), example.gold)
+            correct = self.right(pred.get("answer"), example)
             return 0.7 * correct + 0.3 * (1 - (_confidence(pred) - correct) ** 2)
         if self.role == Role.CRITIC:
             return float(flagged(pred) != bool(example.proposal_correct))
         if self.role == Role.RESOLVER:
-            correct = self.right(pred.get("final_answer"), example.gold)
+            correct = self.right(pred.get("final_answer"), example)
             calibration = 1 - (_confidence(pred) - correct) ** 2
             return 0.7 * correct + 0.3 * calibration if example.gold_among else calibration
         if self.role == Role.MASK:
@@ -87,9 +90,9 @@ class RoleMetric:
     def good(self, example: dspy.Example, pred: Any) -> bool:
         """Whether a call is good enough to be a demo: right (answers), a hit or a clean pass (critic)..."""
         if self.role.answers:
-            return self.right(pred.get("answer"), example.gold)
+            return self.right(pred.get("answer"), example)
         if self.role == Role.RESOLVER:
-            return bool(example.gold_among) and self.right(pred.get("final_answer"), example.gold)
+            return bool(example.gold_among) and self.right(pred.get("final_answer"), example)
         return self.score(example, pred) == 1.0
 
     def feedback(self, example: dspy.Example, pred: Any, score: float) -> str:
@@ -97,7 +100,7 @@ class RoleMetric:
         gold = example.gold
         if self.role.answers:
             answer = pred.get("answer")
-            verdict = "right" if self.right(answer, gold) else f"wrong; the gold answer is {gold}"
+            verdict = "right" if self.right(answer, example) else f"wrong; the gold answer is {gold}"
             return f"The {self.role} answered {answer} with confidence {_confidence(pred):.2f}: {verdict}."
         if self.role == Role.CRITIC:
             raised = flagged(pred)
@@ -116,6 +119,6 @@ class RoleMetric:
             chosen = pred.get("final_answer")
             if not example.gold_among:
                 return f"No debater had the gold answer {gold}; a low confidence was the right call."
-            verdict = "right" if self.right(chosen, gold) else f"wrong: a debater had the gold answer {gold}"
+            verdict = "right" if self.right(chosen, example) else f"wrong: a debater had the gold answer {gold}"
             return f"The resolver chose {chosen} with confidence {_confidence(pred):.2f}: {verdict}."
         return f"Score {score:.2f}."

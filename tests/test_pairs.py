@@ -85,3 +85,22 @@ def test_pairs_from_wrong_to_right_revisions_only(eval_dir, tmp_path, capsys):
 def test_not_an_eval_folder(tmp_path):
     with pytest.raises(EvalError, match="not an eval folder"):
         export_pairs(tmp_path, tmp_path / "pairs.jsonl")
+
+
+def test_a_revision_to_the_gold_option_written_out_is_a_pair(tmp_path):
+    """The debate counts 'Copper wire.' as B; a pair export that did not would drop the revision it rewarded."""
+    question = "Which is a metal?\n\nA) wood\nB) copper wire\nC) glass"
+    calls = [Call(role="proposer", agent=0, round=r, output=proposal(a)) for r, a in enumerate(["A", "Copper wire."])]
+    transcript = Transcript(
+        question=question,
+        config={"model": "scripted/x"},
+        rounds=[Round(index=r, calls=[c]) for r, c in enumerate(calls)],
+    )
+    (tmp_path / "transcripts").mkdir()
+    transcript.save(tmp_path / "transcripts" / "q1.json")
+    (tmp_path / "settings.json").write_text(json.dumps({"task": "arc_challenge"}))
+    row = {"program": "debate", "id": "q1", "gold": "B", "status": "converged", "transcript": "transcripts/q1.json"}
+    (tmp_path / "rows.jsonl").write_text(json.dumps(row) + "\n")
+    assert export_pairs(tmp_path, tmp_path / "pairs.jsonl") == 1
+    pair = json.loads((tmp_path / "pairs.jsonl").read_text())
+    assert pair["chosen"].endswith("Answer: Copper wire.") and pair["rejected"].endswith("Answer: A")

@@ -509,3 +509,17 @@ def test_a_proposal_that_spells_out_the_gold_option_is_labelled_right(scripted, 
     assert main(["roles", str(runs), "--out", str(tmp_path / "roles")]) == 0
     proposers = load_role_dataset(tmp_path / "roles", Role.PROPOSER)
     assert len(proposers) == 3 and all(e.labels["correct"] for e in proposers)
+
+
+def test_the_role_metric_counts_an_answer_as_the_debate_does():
+    """Compiling against a metric that calls 'Copper wire.' wrong would teach a role what the debate does not count."""
+    arc = get_task("arc_challenge")
+    question = "Which is a metal?\n\nA) wood\nB) copper wire\nC) glass"
+    example = dspy.Example(question=question, gold="B")
+    proposer, resolver = RoleMetric(arc, "proposer"), RoleMetric(arc, "resolver")
+    spelled = dspy.Prediction(answer="Copper wire.", confidence=1.0)
+    assert proposer.score(example, spelled) == 1.0 and proposer.good(example, spelled)
+    assert proposer.score(example, dspy.Prediction(answer="Glass.", confidence=0.0)) == 0.3
+    chosen = dspy.Prediction(final_answer="copper wire", confidence=1.0)
+    assert resolver.good(example.copy(gold_among=True), chosen)
+    assert not proposer.good(dspy.Example(question="Which is a metal?", gold="B"), spelled)  # no options, no reading
