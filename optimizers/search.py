@@ -26,12 +26,15 @@ Example::
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_args
 
 import dspy
 import optuna
+from rich.console import Console
+from rich.progress import Progress
 
 from madspy.core.errors import SearchError
 from madspy.data import Task, get_task
@@ -175,6 +178,7 @@ def _objective(
     prune_margin: float,
     fixed: dict[str, Any],
     space: str,
+    on_question: Callable[[optuna.Trial, int, float], None],
 ):
     def objective(trial: optuna.Trial) -> tuple[float, float]:
         config = SPACES[space](trial, model, task.task_kind, **fixed)
@@ -190,6 +194,7 @@ def _objective(
             trial.set_user_attr("questions_done", len(scores))
             trial.set_user_attr("scores", scores)  # per question, in order: trials are paired on them
             trial.set_user_attr("tokens", tokens)
+            on_question(trial, len(scores), so_far)
             if best is not None and len(scores) >= prune_after and so_far < best - prune_margin:
                 raise optuna.TrialPruned(f"accuracy {so_far:.2f} after {len(scores)} questions; best {best:.2f}")
         return sum(scores) / len(scores), sum(tokens) / len(tokens)
@@ -247,8 +252,15 @@ def search(
         the_study.enqueue_trial(efficient_default(task.task_kind))
     for name, value in made_with.items():
         the_study.set_user_attr(name, value)
-    objective = _objective(task, model, trainset, prune_after, prune_margin, fixed, space)
-    the_study.optimize(objective, n_trials=trials, show_progress_bar=progress)
+    with Progress(console=Console(stderr=True), disable=not progress) as bars:
+        trials_bar = bars.add_task("trials", total=trials)
+        questions_bar = bars.add_task("questions", total=len(trainset))
+
+        def on_question(trial: optuna.Trial, done: int, accuracy: float) -> None:
+            bars.update(questions_bar, completed=done, description=f"trial {trial.number}: {accuracy:.2f} so far")
+
+        objective = _objective(task, model, trainset, prune_after, prune_margin, fixed, space, on_question)
+        the_study.optimize(objective, n_trials=trials, callbacks=[lambda *_: bars.advance(trials_bar)])
     front = sorted(the_study.best_trials, key=lambda t: t.number)
     if out is None:
         return SearchResult(the_study, front, None, None)
