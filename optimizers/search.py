@@ -236,8 +236,8 @@ def search(
     (e.g. ``max_tokens=128``) apply to every trial.
     """
     task = get_task(task) if isinstance(task, str) else task
-    if trials < 0 or prune_after < 1:
-        raise SearchError("--trials must be >= 0 and prune_after >= 1")
+    if trials < 0 or prune_after < 1 or prune_margin < 0:
+        raise SearchError("--trials must be >= 0, --prune-after >= 1 and --prune-margin >= 0")
     if space not in SPACES:
         raise SearchError(f"unknown search space {space!r}; choose one of {', '.join(SPACES)}")
     optuna.logging.set_verbosity(optuna.logging.WARNING)

@@ -60,11 +60,10 @@ def test_a_search_resumes_from_its_storage_and_saves_the_chosen_setting(model, t
     assert program.manifest["dev"]["chosen"]["n"] == 1
 
 
-def test_a_trial_far_below_the_best_is_pruned(scripted, tmp_path):
-    storage = f"sqlite:///{tmp_path / 'study.db'}"
-    study = optuna.create_study(study_name="p", storage=storage, directions=["maximize", "minimize"])
-    study.add_trial(optuna.trial.create_trial(values=[1.0, 100.0]))  # a perfect earlier trial
-    wrong = scripted(
+@pytest.fixture
+def wrong(scripted):
+    """A model whose every answer is 0."""
+    return scripted(
         lambda turn: (
             {
                 "reasoning_steps": ["guess"],
@@ -83,6 +82,16 @@ def test_a_trial_far_below_the_best_is_pruned(scripted, tmp_path):
             else "?"
         )
     )
+
+
+def with_a_perfect_trial(storage: str, name: str) -> None:
+    study = optuna.create_study(study_name=name, storage=storage, directions=["maximize", "minimize"])
+    study.add_trial(optuna.trial.create_trial(values=[1.0, 100.0]))
+
+
+def test_a_trial_far_below_the_best_is_pruned(wrong, tmp_path):
+    storage = f"sqlite:///{tmp_path / 'study.db'}"
+    with_a_perfect_trial(storage, "p")
     result = search("arithmetic", wrong, trials=1, storage=storage, study="p", train=3, prune_after=1, max_tokens=64)
     last = result.study.trials[-1]
     assert last.state == optuna.trial.TrialState.PRUNED and last.user_attrs["questions_done"] == 1
@@ -102,3 +111,17 @@ def test_a_new_efficient_study_tries_the_default_debate_first(model, tmp_path):
         search("arithmetic", model, trials=1, storage=storage, study="e", train=2, space="efficient")
     with pytest.raises(SearchError, match="made with --space efficient"):
         search("arithmetic", model, trials=1, storage=storage, study="e", train=1)
+
+
+def test_pruning_is_set_from_the_command_line(wrong, tmp_path, capsys):
+    storage = f"sqlite:///{tmp_path / 'study.db'}"
+    argv = ["search", "--task", "arithmetic", "--model", wrong, "--trials", "1", "--storage", storage, "--study", "c"]
+    assert main([*argv, "--prune-margin", "-0.1"]) == 2
+    assert "--prune-margin >= 0" in capsys.readouterr().err
+    with_a_perfect_trial(storage, "c")
+    assert main([*argv, "--train", "2", "--prune-after", "1", "--prune-margin", "1.0"]) == 0
+    kept = optuna.load_study(study_name="c", storage=storage).trials[-1]  # 0 right is not 1.0 below the best
+    assert kept.state == optuna.trial.TrialState.COMPLETE and kept.user_attrs["questions_done"] == 2
+    assert main([*argv, "--train", "2", "--prune-after", "1"]) == 0
+    pruned = optuna.load_study(study_name="c", storage=storage).trials[-1]
+    assert pruned.state == optuna.trial.TrialState.PRUNED and pruned.user_attrs["questions_done"] == 1

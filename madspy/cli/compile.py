@@ -212,6 +212,15 @@ def add_search(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dev", type=int, default=0, help="held-out questions scoring the chosen setting (with --out)")
     p.add_argument("--out", type=Path, help="save the chosen setting (best accuracy on the front) as a program")
     p.add_argument(
+        "--prune-after", type=int, default=3, help="questions a trial answers before it may be stopped (default 3)"
+    )
+    p.add_argument(
+        "--prune-margin",
+        type=float,
+        default=0.3,
+        help="stop a trial whose running accuracy is this far below the best finished trial's (default 0.3)",
+    )
+    p.add_argument(
         "--space",
         choices=["all", "efficient"],
         default="all",
@@ -332,6 +341,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         data_dir=args.data_dir,
         out=args.out,
         space=args.space,
+        prune_after=args.prune_after,
+        prune_margin=args.prune_margin,
         progress=True,
         **fixed,
     )
