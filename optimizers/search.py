@@ -1,8 +1,9 @@
 """Optuna search over debate settings: maximize accuracy, minimize tokens per question.
 
-Each trial samples agents (1-5), rounds (1-4), protocol, memory policy, critic
-on/off, ``stop.agreement_gate``, ``stop.stable_rounds``, ``echo.reaction`` and one
-debater temperature, then answers the train questions one by one.
+A trial samples one point of a space, then answers the train questions one by one. Two spaces:
+``all`` (agents 1-5, rounds 1-4, protocol, memory policy, critic on/off, stop rules, echo
+reaction, one debater temperature) and ``efficient`` (the ``debate`` preset's knobs around its
+form for the task's kind; a new study's first trial is the preset itself).
 
 Early stop: Optuna's ``trial.report`` / ``should_prune`` raise
 ``NotImplementedError`` for multi-objective studies (optuna 5.0), so a trial is
