@@ -20,6 +20,7 @@ from madspy.data.scoring import (
 )
 from madspy.data.tasks import (
     BBH_SUBTASKS,
+    CORRECT_AT,
     DATA_DIR_ENV,
     MMLU_SUBJECTS,
     WMT22_PAIRS,
@@ -33,6 +34,7 @@ from madspy.data.tasks import (
 
 __all__ = [
     "BBH_SUBTASKS",
+    "CORRECT_AT",
     "DATA_DIR_ENV",
     "MMLU_SUBJECTS",
     "WMT22_PAIRS",

@@ -39,12 +39,14 @@ from madspy.data.scoring import (
     normalize_translation,
     normalize_yesno,
 )
+from madspy.programs.answers import read_answer
 from madspy.programs.protocols import TaskKind
 
 AnswerKind = Literal["number", "choice", "yesno", "text", "translation"]
 Row = dict[str, Any]
 
 DATA_DIR_ENV = "MADSPY_DATA_DIR"
+CORRECT_AT = 0.5  # a score at or above it counts as a right answer
 _POINT_AT_DATA = f"Pass --data-dir (data_dir=) or set {DATA_DIR_ENV} to a folder laid out as <data_dir>/<task>/<file>"
 _LETTERS = string.ascii_uppercase
 
@@ -197,6 +199,15 @@ class Task:
     def score(self, prediction: str | None, gold: str) -> float:
         """Score raw prediction text against a normalized gold answer (unparsable -> 0.0)."""
         return self.scorer(self.normalize(prediction), gold)
+
+    def right(self, said: object, gold: str, question: str = "") -> bool:
+        r"""Whether an answer field is right, read as a debate counts it (``read_answer``: an option of
+        ``question`` written out is that option).
+
+        >>> get_task("arc_challenge").right("Copper wire.", "B", "Which?\nA) wood\nB) copper wire")
+        True
+        """
+        return self.score(read_answer(said, question, self.normalize), gold) >= CORRECT_AT
 
     def load(
         self,

@@ -44,7 +44,7 @@ from pydantic import ValidationError
 
 from madspy.core.errors import ConfigError, EvalError, InputError
 from madspy.core.models import one_call_at_a_time
-from madspy.data import Task, get_task
+from madspy.data import CORRECT_AT, Task, get_task
 from madspy.optimizers import metrics
 from madspy.optimizers.traces import ProposalTrace, debate_trace
 from madspy.programs.artifact import content_digest, load_program
@@ -55,7 +55,6 @@ from madspy.programs.presets import PRESETS, is_preset, preset
 from madspy.programs.transcript import Status
 from madspy.rows import EvalRow, append_jsonl, jsonl_records
 
-CORRECT_AT = 0.5
 MAX_MATCHED_K = 16
 DEFAULT_CONCURRENCY = 8
 ROWS_FILE, SETTINGS_FILE = "rows.jsonl", "settings.json"

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from madspy.data import Task, get_task
-from madspy.evaluation import CORRECT_AT, eval_settings, load_rows
-from madspy.programs.answers import read_answer
+from madspy.evaluation import eval_settings, load_rows
 from madspy.programs.transcript import Call, Transcript
 
 OPTION_OF = {"mmlu": "subject", "bbh": "subtask", "wmt22": "pair"}  # how Task.name spells its option
@@ -98,11 +98,7 @@ def export_pairs(eval_dir: str | Path, out: str | Path) -> int:
             if not row.transcript:
                 continue
             t = Transcript.load(eval_dir / row.transcript)
-
-            def right(said: str, gold: str = row.gold, question: str = t.question) -> bool:  # as the debate counted it
-                return task.score(read_answer(said, question, task.normalize), gold) >= CORRECT_AT
-
-            for pair in transcript_pairs(t, right):
+            for pair in transcript_pairs(t, partial(task.right, gold=row.gold, question=t.question)):
                 pair["meta"] |= {"program": row.program, "id": row.id, "gold": row.gold}
                 f.write(json.dumps(pair, ensure_ascii=False) + "\n")
                 count += 1

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 from madspy.core.errors import MadspyError
 from madspy.data import Task
-from madspy.evaluation import CORRECT_AT, SETTINGS_FILE, EvalError, eval_settings, load_rows
+from madspy.evaluation import SETTINGS_FILE, EvalError, eval_settings, load_rows
 from madspy.optimizers.role_data import RoleExample, proposal_reviews, role_examples, save_role_datasets
 from madspy.pairs import eval_folder_task
-from madspy.programs.answers import read_answer
 from madspy.programs.transcript import Transcript
 from madspy.signatures import Role
 
@@ -51,11 +51,7 @@ def eval_role_examples(
         if not row.transcript or not (eval_dir / row.transcript).is_file():
             continue
         transcript = Transcript.load(eval_dir / row.transcript)
-
-        def right(answer: str, gold: str = row.gold, question: str = transcript.question) -> bool:
-            """Whether ``answer``, read as the debate read it (an option's text is that option), is right."""
-            return task.score(read_answer(answer, question, task.normalize), gold) >= CORRECT_AT
-
+        right = partial(task.right, gold=row.gold, question=transcript.question)  # as the debate counted it
         recorded = role_examples(transcript, row.id, row.gold, right)
         if every_proposal:  # each proposal text once per question; a recorded critique of it wins
             reviewed = {_key(e.inputs) for e in recorded if e.role == Role.CRITIC}

@@ -35,11 +35,10 @@ from typing import Any
 import dspy
 
 from madspy.core.errors import InputError
-from madspy.data import Task
+from madspy.data import CORRECT_AT, Task
 from madspy.optimizers.metrics import critic_rates
 from madspy.optimizers.traces import debate_trace
 
-CORRECT_AT = 0.5
 _PROPOSAL_ANSWER = re.compile(r"answer: (.*?) \(confidence")
 
 

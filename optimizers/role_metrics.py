@@ -31,11 +31,8 @@ from typing import Any
 import dspy
 
 from madspy.data import Task
-from madspy.programs.answers import read_answer
 from madspy.programs.critique import valid_issues
 from madspy.signatures import Role
-
-CORRECT_AT = 0.5
 
 
 def _confidence(pred: Any) -> float:
@@ -59,8 +56,7 @@ class RoleMetric:
     def right(self, answer: Any, example: dspy.Example) -> bool:
         """Whether ``answer`` is right for ``example``'s question, read as a debate counts it (an option's
         text written out is that option)."""
-        said = read_answer(answer, example.get("question") or "", self.task.normalize)
-        return self.task.score(said, example.gold) >= CORRECT_AT
+        return self.task.right(answer, example.gold, example.get("question") or "")
 
     def score(self, example: dspy.Example, pred: Any) -> float:
         """The call's score, 0..1."""
