@@ -35,8 +35,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-# A number, not part of a name ("T3", "3H") or of a longer number.
-_NUMBER = r"(?<![\w.,])\$?\d+(?:,\d{3})*(?:\.\d+)?%?(?![\w$])"
+# A number ("1,200", "0.5", ".5"), not part of a name ("T3", "3H") or of a longer number.
+_NUMBER = r"(?<![\w.,])\$?(?:\d+(?:,\d{3})*(?:\.\d+)?|\.\d+)%?(?![\w$])"
 # A run of arithmetic: numbers, operators, parentheses and "=", starting and ending at a number or parenthesis,
 # and not continuing an expression cut off before it (a step that starts "* 2 + 20 = 39").
 _RUN = re.compile(
@@ -66,7 +66,7 @@ def evaluate(side: str) -> float | None:
         return None
     text = _balanced(side.strip().replace("$", "").replace(",", "").replace("×", "*").replace("÷", "/"))
     text = re.sub(r"(?<=\s)x(?=\s)", "*", text)
-    text = re.sub(r"(?<![\d.])(\d+(?:\.\d+)?)%", r"(\1/100)", text)
+    text = re.sub(r"(?<![\d.])(\d*\.?\d+)%", r"(\1/100)", text)
     if not text or not re.fullmatch(r"[\d.+\-*/() ]+", text):
         return None
     try:
@@ -90,7 +90,7 @@ def _has_operator(side: str) -> bool:
 
 def _tolerance(side: str) -> float:
     """Half a unit in the last decimal the side is written with (a plain number; else exact)."""
-    written = re.fullmatch(r"[\s$]*\d+(?:,\d{3})*(?:\.(\d+))?[\s%]*", side)
+    written = re.fullmatch(r"[\s$]*(?:\d+(?:,\d{3})*)?(?:\.(\d+))?[\s%]*", side)
     decimals = len(written.group(1) or "") if written else 0
     return 0.5 * 10**-decimals if decimals else 1e-9
 
@@ -122,8 +122,8 @@ def _plain(value: float) -> str:
     return str(int(value)) if value == int(value) else f"{value:.4g}"
 
 
-# A numeric answer as a debater writes it: "800", "-3", "$1,200", "12.5", "25%".
-_ANSWER = re.compile(r"\s*-?\$?\d+(?:,\d{3})*(?:\.\d+)?%?\s*")
+# A numeric answer as a debater writes it: "800", "-3", "$1,200", "12.5", ".5", "25%".
+_ANSWER = re.compile(r"\s*-?\$?(?:\d+(?:,\d{3})*(?:\.\d+)?|\.\d+)%?\s*")
 
 
 def _number(text: str) -> float:

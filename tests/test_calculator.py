@@ -39,6 +39,7 @@ def test_right_or_unreadable_arithmetic_is_not_flagged(step):
         ("milk left is 16 cups = (0.25 * 0.25 * 16) = 9 cups", "(0.25 * 0.25 * 16) = 1, not 9"),
         ("7 / 2 = 3 boxes", "7 / 2 = 3.5, not 3"),
         ("$1.50 + $4.35 + $12.65 = $20.50.", "$1.50 + $4.35 + $12.65 = 18.5, not $20.50"),
+        (".5 * 10 = 6 hours", ".5 * 10 = 5, not 6"),  # a number without its leading zero
     ],
 )
 def test_a_wrong_calculation_is_an_issue_naming_its_step(step, evidence):
@@ -121,6 +122,8 @@ def test_huge_or_deeply_nested_text_is_read_quickly_and_not_guessed_at():
         ("800", ["20% of $1,000 is $200", "1000 - 200 = 800 dollars"]),  # stated
         ("36", ["3 packs of 12 eggs: 3 * 12"]),  # computed, never written
         ("5.33", ["16 / 3 = 5.333"]),  # rounded to the decimals the answer is written with
+        ("0.5", ["She drinks .5 of the bottle"]),  # written without its leading zero
+        (".25", ["1 / 4 = 0.25"]),
         ("$1,200", ["He pays 1200 in all"]),
         ("B", ["Option A is wrong"]),  # not a number: not judged
         ("12 apples", ["3 + 4 = 7"]),  # a number with units: not judged
