@@ -75,7 +75,9 @@ def row_outcome(row: EvalRow) -> Outcome | None:
         votes = [p for p in row.proposals if p.round == index and p.key is not None]
         if votes:
             break
-    key = next((v.key for v in votes if v.answer == row.answer), None)
+    # the answer chosen as some round's proposal wrote it (a vote anchored by evidence-only flips may be older)
+    written = sorted(row.proposals, key=lambda p: -p.round)
+    key = next((p.key for p in written if p.answer == row.answer and p.key is not None), None)
     return row.confidence, vote_share(dict(Counter(v.key for v in votes)), key), row.correct
 
 

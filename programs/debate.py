@@ -750,7 +750,7 @@ class _Run:
             )
         )
         if decision.answer is not None:
-            key = next((v.key for v in votes if v.answer == decision.answer), None)
+            key = self.debate.normalize(decision.answer)  # as written by a vote of any round, or by the judge
             share = vote_share(tally(votes), key)
             calibrated = self.cfg.calibrator(decision.confidence, share) if self.cfg.calibrator else None
             decision = decision.model_copy(update={"vote_share": share, "calibrated_confidence": calibrated})

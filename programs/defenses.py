@@ -109,18 +109,20 @@ def anchored_votes(history: Sequence[Sequence[Vote]], flips: Mapping[int, Sequen
 
     ``flips`` lists each round's flips (by round index). An agent that changed its answer without
     citing an argument (a conformity flip) votes for the answer it held before, until an evidence flip.
+    A vote is the latest one for its answer, so the decision reports the answer as last written.
 
     >>> r0 = [Vote(0, "7", "7", 0.9), Vote(1, "8", "8", 0.9)]
-    >>> r1 = [Vote(0, "8", "8", 0.9), Vote(1, "8", "8", 0.9)]
+    >>> r1 = [Vote(0, "8", "8", 0.9), Vote(1, "Eight: 8", "8", 0.6)]
     >>> conformed = {1: [Flip(agent=0, round=1, before="7", after="8", evidence_ref="none", kind="conformity")]}
-    >>> [v.key for v in anchored_votes([r0, r1], conformed)]
-    ['7', '8']
+    >>> [(v.key, v.answer) for v in anchored_votes([r0, r1], conformed)]
+    [('7', '7'), ('8', 'Eight: 8')]
     """
     anchored: dict[int, Vote] = {}
     for index, votes in enumerate(history):
         argued = {f.agent for f in flips.get(index, ()) if f.kind != "conformity"}
         for vote in votes:
-            if vote.agent not in anchored or vote.agent in argued:
+            held = anchored.get(vote.agent)
+            if held is None or held.key == vote.key or vote.agent in argued:
                 anchored[vote.agent] = vote
     last = {v.agent for v in history[-1]} if history else set()
     return [anchored[agent] for agent in sorted(last)]

@@ -291,3 +291,16 @@ def test_eval_plants_an_injected_instruction_in_every_question_and_keeps_it(scri
     clean = {"n": 3, "cache": False, "progress": False, "defenses": DefenseConfig.all(True)}
     with pytest.raises(EvalError, match="inject"):  # a folder's rows never mix planted and clean questions
         evaluate("arithmetic", scripted(obedient), ["cot"], out=ev.out, **clean)
+
+
+def test_evidence_flips_only_reports_the_answer_as_last_written_and_its_vote_share(scripted):
+    """Agents that keep their answer vote with their latest wording: the decision once reported a round-0 wording
+    (here "$391") and, matching no final vote's text, a vote share of 0 for a unanimous debate."""
+
+    def script(turn: Turn):
+        return proposal("391" if turn.role == "reviser" else "$391", 0.9)
+
+    result = Debate(config(scripted(script), defenses={"evidence_flips_only": True}))(question=QUESTION)
+    decision = result.transcript.decision
+    assert len(result.transcript.rounds) >= 2 and decision.tally == {"391": 3}
+    assert result.answer == "391" and decision.vote_share == 1.0

@@ -9,8 +9,11 @@ import re
 import pytest
 from scripts import proposal
 
+from madspy.calibrate import row_outcome
 from madspy.cli import main
+from madspy.evaluation import EvalRow
 from madspy.optimizers.metrics import ece
+from madspy.optimizers.traces import ProposalTrace as P
 from madspy.programs.artifact import load_program
 from madspy.programs.calibration import Calibrator
 from madspy.programs.presets import preset
@@ -63,3 +66,24 @@ def test_compile_fits_a_calibrator_saves_it_and_the_program_reports_calibrated_c
     assert result.confidence == decision.calibrated_confidence == program.config.calibrator(0.9, decision.vote_share)
     split = program(question="What is the result of 2+5?\n\nAnswer with a single number.")  # a 2-1 split
     assert split.transcript.decision.vote_share < 1 and split.confidence < result.confidence
+
+
+def test_a_row_answered_in_an_earlier_rounds_wording_gets_its_vote_share():
+    """With evidence-only flips a decision may report an answer as an earlier round wrote it ("$391"): its share of
+    the last round's votes is still found (it was 0 when only the last round's wording was matched)."""
+
+    said = [P(round=0, agent=0, answer="$391", correct=True, key="391")]
+    said += [
+        P(round=1, agent=a, answer=ans, correct=ans == "391", key=ans) for a, ans in enumerate(["391", "391", "7"])
+    ]
+    row = EvalRow(
+        program="debate",
+        id="q",
+        gold="391",
+        answer="$391",
+        correct=True,
+        confidence=0.8,
+        status="converged",
+        proposals=said,
+    )
+    assert row_outcome(row) == (0.8, 0.6667, True)
