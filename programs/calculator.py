@@ -35,8 +35,10 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-# A number ("1,200", "0.5", ".5"), not part of a name ("T3", "3H") or of a longer number.
-_NUMBER = r"(?<![\w.,])\$?(?:\d+(?:,\d{3})*(?:\.\d+)?|\.\d+)%?(?![\w$])"
+# The digits of a number: "1,200", "0.5", ".5".
+_DIGITS = r"(?:\d+(?:,\d{3})*(?:\.\d+)?|\.\d+)"
+# A number, not part of a name ("T3", "3H") or of a longer number.
+_NUMBER = rf"(?<![\w.,])\$?{_DIGITS}%?(?![\w$])"
 # A run of arithmetic: numbers, operators, parentheses and "=", starting and ending at a number or parenthesis,
 # and not continuing an expression cut off before it (a step that starts "* 2 + 20 = 39").
 _RUN = re.compile(
@@ -123,7 +125,7 @@ def _plain(value: float) -> str:
 
 
 # A numeric answer as a debater writes it: "800", "-3", "$1,200", "12.5", ".5", "25%".
-_ANSWER = re.compile(r"\s*-?\$?(?:\d+(?:,\d{3})*(?:\.\d+)?|\.\d+)%?\s*")
+_ANSWER = re.compile(rf"\s*-?\$?{_DIGITS}%?\s*")
 
 
 def _number(text: str) -> float:
