@@ -75,9 +75,8 @@ def row_outcome(row: EvalRow) -> Outcome | None:
         votes = [p for p in row.proposals if p.round == index and p.key is not None]
         if votes:
             break
-    # the answer chosen as some round's proposal wrote it (a vote anchored by evidence-only flips may be older)
-    written = sorted(row.proposals, key=lambda p: -p.round)
-    key = next((p.key for p in written if p.answer == row.answer and p.key is not None), None)
+    # the answer chosen as any round's proposal wrote it (a vote anchored by evidence-only flips may be older)
+    key = next((p.key for p in row.proposals if p.answer == row.answer and p.key is not None), None)
     return row.confidence, vote_share(dict(Counter(v.key for v in votes)), key), row.correct
 
 
