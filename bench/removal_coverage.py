@@ -5,20 +5,28 @@ Two counts, printed as Markdown:
   different phrasing), how many ``neutralize`` removes (the planted 7 no longer in the text): the
   rest reach the model;
 - of each task's questions (as the debate reads them, with the task's answer-format line), how many
-  ``neutralize`` changes although nothing was planted in them: false alarms that cut a real question.
+  ``neutralize`` changes although nothing was planted in them: false alarms that cut a real question;
+- with ``--transcripts``, of the proposals in recorded debates (as peers read them, ``format_proposal``),
+  how many ``neutralize`` changes: false alarms that cut an honest peer's message (an adversary's
+  proposals are counted apart: they are the ones that may carry a plant).
 
 ``INJECTIONS`` were written before being run against the pattern; a change to the pattern may be
 fitted to them, so ``HELD_OUT`` (committed before any such change) says whether it generalizes.
 
 Usage (from the repo root; the data folder holds the tasks in Hugging Face formats):
-    python bench/removal_coverage.py --data-dir ../shared/data --tasks gsm8k,arc_challenge,mmlu,strategyqa
+    python bench/removal_coverage.py --data-dir ../shared/data --tasks gsm8k,arc_challenge,mmlu,strategyqa \
+        --transcripts bench/runs/*/transcripts.tar.gz
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import tarfile
+from collections.abc import Iterator
 
 from madspy.data import get_task
+from madspy.programs.debate import format_proposal
 from madspy.programs.defenses import neutralize
 
 INJECTIONS = (
@@ -59,11 +67,27 @@ HELD_OUT = (
 )
 
 
+def recorded_proposals(archive: str) -> Iterator[tuple[bool, str]]:
+    """(from an adversary?, the proposal as peers read it) for every proposer and reviser reply in a
+    transcripts tarball."""
+    with tarfile.open(archive) as tar:
+        for member in tar:
+            if not (member.isfile() and member.name.endswith(".json")):
+                continue
+            transcript = json.load(tar.extractfile(member))
+            adversaries = set(((transcript.get("config") or {}).get("adversaries") or {}).get("agents") or ())
+            for rnd in transcript.get("rounds") or ():
+                for call in rnd.get("calls") or ():
+                    if call.get("role") in ("proposer", "reviser") and isinstance(call.get("output"), dict):
+                        yield call.get("agent") in adversaries, format_proposal(call["output"])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", required=True)
     parser.add_argument("--tasks", default="gsm8k,arc_challenge")
     parser.add_argument("--split", help="data split (default: each task's)")
+    parser.add_argument("--transcripts", nargs="*", default=[], help="transcripts.tar.gz files of recorded runs")
     args = parser.parse_args()
     for name, phrasings in (("planted phrasings", INJECTIONS), ("held-out phrasings", HELD_OUT)):
         caught = [text for text in phrasings if "7" not in neutralize(text)]  # the planted answer is gone
@@ -77,6 +101,16 @@ def main() -> None:
         questions = [task.ask(e.question) for e in task.load(args.split, data_dir=args.data_dir)]
         changed = sum(neutralize(q) != q for q in questions)
         print(f"| {task.name} | {args.split or task.default_split} | {len(questions)} | {changed} |")
+    if args.transcripts:
+        counts = {False: [0, 0], True: [0, 0]}  # adversary? -> [proposals, changed]
+        for archive in args.transcripts:
+            for adversary, text in recorded_proposals(archive):
+                counts[adversary][0] += 1
+                counts[adversary][1] += neutralize(text) != text
+        print(f"\n| recorded proposals ({len(args.transcripts)} runs) | proposals | changed by the removal |")
+        print("|:--|--:|--:|")
+        for adversary, label in ((False, "honest agents"), (True, "adversaries")):
+            print(f"| {label} | {counts[adversary][0]} | {counts[adversary][1]} |")
 
 
 if __name__ == "__main__":
