@@ -184,7 +184,8 @@ class DefenseConfig(_Strict):
     critic_weighting: bool = Field(False, description="a vote weighs half per round the critic flagged its answer")
     warn_revisers: bool = Field(False, description="revisers are told peers may be wrong on purpose")
     untrusted_as_data: bool = Field(
-        True, description="instructions inside peers' messages and the question are removed"
+        True,
+        description="instructions in peers' messages and the question, and the question's answer claims, are removed",
     )
     spotlight: bool = Field(False, description="peers' messages are marked as data revisers must not obey")
 

@@ -45,6 +45,7 @@ from madspy.programs.defenses import (
     anchored_votes,
     critic_weights,
     neutralize,
+    neutralize_question,
     spotlight,
 )
 from madspy.programs.distinct import digest, distinct_answers
@@ -225,8 +226,8 @@ class _Run:
         on_round: Callable[[Round], None] | None = None,
     ):
         self.debate, self.cfg = debate, debate.config
-        # What the debaters read of the question: instructions inside it removed (defenses.untrusted_as_data).
-        self.question = neutralize(question) if self.cfg.defenses.untrusted_as_data else question
+        # What the debaters read of the question: its instructions and answer claims removed (untrusted_as_data).
+        self.question = neutralize_question(question) if self.cfg.defenses.untrusted_as_data else question
         self.run_budget, self.on_round = run_budget, on_round
         self.t0 = time.perf_counter()
         self.rules = stop_rules(self.cfg.stop, self.cfg.rounds, len(self.cfg.agents))

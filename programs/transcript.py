@@ -89,7 +89,7 @@ _PROSE: dict[EventKind, str] = {
     EventKind.EXTRA_ROUND: "referee: agreement {value:.2f} < {threshold}; one more round",
     EventKind.CHALLENGES_DROPPED: "critic on agent {agent}: {count} challenge(s) naming no step dropped",
     EventKind.TALLY_ECHOED: "the resolver returned the tally, not an answer",
-    EventKind.QUESTION_NEUTRALIZED: "instructions inside the question were removed before the debaters read it",
+    EventKind.QUESTION_NEUTRALIZED: "instructions or answer claims in the question were removed before anyone read it",
     EventKind.MISCALCULATED: "calculator on agent {agent}: {count} wrong calculation(s), e.g. {text}",
     EventKind.ANSWER_UNREACHED: "answer check on agent {agent}: {text}",
     EventKind.DECISIVE_VOTE_REFUTED: "the winning answer fails the calculator in {count} of its proposals: debate on",
