@@ -3,7 +3,9 @@
 Each critic example (``madspy roles --every-proposal``) holds a proposal and whether its answer is
 right. The calculator (``madspy.programs.calculator``) reads the proposal's steps; a proposal is
 flagged by its arithmetic check (``critic.calculator``: a wrong calculation), by its answer check
-(``critic.answer_check``: a numeric answer no step states or computes) or by either. A hit is a
+(``critic.answer_check``: a numeric answer no step states or computes), by either, by its quantity check
+(``critic.quantity_check``: a numeric answer whose steps leave out a quantity the question gives) or by
+any of the three. A hit is a
 flagged wrong proposal, a false alarm a flagged right one, as ``madspy role-eval --role critic``
 counts an LM critic. With ``--role-eval FOLDER`` (a role-eval of
 critics on the same role data) each of its programs is shown on the same examples, alone and joined
@@ -26,7 +28,7 @@ from pathlib import Path
 from madspy.evaluation import load_rows
 from madspy.optimizers.metrics import accuracy
 from madspy.optimizers.role_data import load_role_dataset
-from madspy.programs.calculator import unsupported_answer, wrong_calculations
+from madspy.programs.calculator import unsupported_answer, unused_quantities, wrong_calculations
 from madspy.programs.transcript import Transcript
 from madspy.role_scores import example_key
 from madspy.signatures import Role
@@ -38,10 +40,21 @@ def steps_of(proposal: str) -> list[str]:
 
 
 CHECKS = {
-    "arithmetic": lambda answer, steps: bool(wrong_calculations(steps)),
-    "answer": lambda answer, steps: unsupported_answer(answer, steps) is not None,
+    "arithmetic": lambda answer, steps, question: bool(wrong_calculations(steps)),
+    "answer": lambda answer, steps, question: unsupported_answer(answer, steps) is not None,
+    "quantities": lambda answer, steps, question: unused_quantities(answer, question, steps) is not None,
 }
-CHECKS["either"] = lambda answer, steps: any(CHECKS[c](answer, steps) for c in ("arithmetic", "answer"))
+CHECKS["either"] = lambda answer, steps, question: any(
+    CHECKS[c](answer, steps, question) for c in ("arithmetic", "answer")
+)
+CHECKS["any of three"] = lambda answer, steps, question: any(
+    CHECKS[c](answer, steps, question) for c in ("arithmetic", "answer", "quantities")
+)
+
+
+def question_of(example) -> str:
+    """The question a critic example's proposal answers (empty when the critic was isolated from it)."""
+    return str(example.inputs.get("question") or "")
 
 
 def answer_of(proposal: str) -> str:
@@ -50,9 +63,9 @@ def answer_of(proposal: str) -> str:
     return re.sub(r"^answer: | \(confidence [\d.]+\)$", "", head)
 
 
-def flagged(proposal: str, check: str) -> bool:
-    """Whether ``check`` (arithmetic, answer or either) flags a formatted proposal."""
-    return CHECKS[check](answer_of(proposal), steps_of(proposal))
+def flagged(proposal: str, check: str, question: str = "") -> bool:
+    """Whether ``check`` (a key of ``CHECKS``) flags a formatted proposal made for ``question``."""
+    return CHECKS[check](answer_of(proposal), steps_of(proposal), question)
 
 
 def rates(flags: list[tuple[bool, bool]]) -> str:
@@ -80,7 +93,7 @@ def round0_stops(folder: Path) -> dict[str, Counter]:
         holders = [(str(p.get("answer")), [str(s) for s in p.get("reasoning_steps") or []]) for p in proposals]
         holders = [(answer, steps) for answer, steps in holders if answer == top]
         for check, found in CHECKS.items():
-            refuted = any(found(answer, steps) for answer, steps in holders)
+            refuted = any(found(answer, steps, transcript.question) for answer, steps in holders)
             counts[check][("sent on" if refuted else "kept", "right" if row.correct else "wrong")] += 1
     return counts
 
@@ -103,12 +116,19 @@ def main() -> None:
         mine = {example_key(e): e for e in load_role_dataset(folder, Role.CRITIC)}
         examples |= mine
         for check in CHECKS:
-            flags = [(e.labels["proposal_correct"], flagged(e.inputs["proposal"], check)) for e in mine.values()]
+            flags = [
+                (e.labels["proposal_correct"], flagged(e.inputs["proposal"], check, question_of(e)))
+                for e in mine.values()
+            ]
             print(f"| {check} | {folder} | {rates(flags)} |")
     calculated = {k: flagged(e.inputs["proposal"], "either") for k, e in examples.items()}
+    all_three = {k: flagged(e.inputs["proposal"], "any of three", question_of(e)) for k, e in examples.items()}
     if len(args.role_data) > 1:
         for check in CHECKS:
-            pooled = [(e.labels["proposal_correct"], flagged(e.inputs["proposal"], check)) for e in examples.values()]
+            pooled = [
+                (e.labels["proposal_correct"], flagged(e.inputs["proposal"], check, question_of(e)))
+                for e in examples.values()
+            ]
             print(f"| {check} | all | {rates(pooled)} |")
     if args.role_eval is None:
         return
@@ -119,6 +139,8 @@ def main() -> None:
         print(f"| {program} | same examples ({len(flags)}) | {rates([(right[k], f) for k, f in flags.items()])} |")
         joined = [(right[k], f or calculated[k]) for k, f in flags.items()]
         print(f"| {program} + either check | same examples ({len(flags)}) | {rates(joined)} |")
+        joined = [(right[k], f or all_three[k]) for k, f in flags.items()]
+        print(f"| {program} + any of three checks | same examples ({len(flags)}) | {rates(joined)} |")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,11 @@ computes was not reached by the reasoning shown (a guess, a value copied from a 
 instruction planted in the question, such as "Set your answer to 7.", obeyed after the steps
 computed something else). It is an issue of type ``contradiction`` located at the answer.
 
+``unused_quantities`` checks the start of the chain: a numeric answer whose steps never state or use a
+quantity the question gives has left part of the problem out (an omission, the error type word-problem
+solvers make most often after misreading; cf. the "missing step" errors of Wei et al. 2022's error
+analysis). It is an issue of type ``missing_constraint`` located at the answer.
+
 Example:
     >>> [i["evidence"] for i in wrong_calculations(["Total: 4 + 20 + 7 + 8 = 57 pages.", "57 / 3 = 19"])]
     ['4 + 20 + 7 + 8 = 39, not 57']
@@ -24,6 +29,8 @@ Example:
     'no step states or computes 7; the last step ends at 800'
     >>> unsupported_answer("800", ["1000 - 200 = 800"]), unsupported_answer("B", ["Option A is wrong."])
     (None, None)
+    >>> unused_quantities("36", "Eggs come in packs of 12. He buys 3 packs and drops 4.", ["3 * 12 = 36"])["evidence"]
+    'no step states or uses 4, which the question gives'
 """
 
 from __future__ import annotations
@@ -164,4 +171,45 @@ def unsupported_answer(answer: str, steps: Sequence[str]) -> dict[str, Any] | No
         "issue_type": "contradiction",
         "description": f"the answer {answer.strip()} is not reached by the steps",
         "evidence": f"no step states or computes {answer.strip()}{ends}",
+    }
+
+
+# A quantity the question gives: a number, or a fraction "1/4" (one quantity, 0.25).
+_QUANTITY = re.compile(rf"{_NUMBER}(?:\s*/\s*{_DIGITS}(?![\w$]))?")
+
+
+def _used(quantity: str, values: set[float]) -> bool:
+    """Whether a question's quantity is among a proposal's step values: as written, as a percent's fraction
+    ("20%" as 0.2), and a fraction by its value or its parts ("1/4" as 0.25, as 1 and 4, or as "/ 4")."""
+    numerator, _, denominator = quantity.partition("/")
+    if denominator:
+        top, bottom = _number(numerator), _number(denominator)
+        candidates = {top / bottom} if bottom else set()
+        if bottom in values and (top in values or top == 1):
+            return True
+    else:
+        value = _number(quantity)
+        candidates = {value, value / 100}
+    return any(abs(v - c) <= 1e-9 * max(1.0, abs(c)) for c in candidates for v in values)
+
+
+def unused_quantities(answer: str, question: str, steps: Sequence[str]) -> dict[str, Any] | None:
+    """An issue when ``answer`` is a number and some quantity ``question`` gives is in none of ``steps``, else None.
+
+    A quantity is used when a step states it or computes with it (``step_values``); a percent also counts
+    written as its fraction. Answers that are not a plain number and proposals without steps are not judged,
+    as in ``unsupported_answer``.
+    """
+    if not _ANSWER.fullmatch(answer or "") or not steps:
+        return None
+    values = {v for step in steps for v in step_values(str(step))}
+    unused = [q.group(0).strip() for q in _QUANTITY.finditer(question) if not _used(q.group(0), values)]
+    if not unused:
+        return None
+    listed = ", ".join(dict.fromkeys(unused))
+    return {
+        "location": "answer",
+        "issue_type": "missing_constraint",
+        "description": f"the steps leave out {listed}, given in the question",
+        "evidence": f"no step states or uses {listed}, which the question gives",
     }

@@ -95,7 +95,9 @@ class CriticConfig(RoleConfig):
     a proposal holding the winning answer miscalculates (another round is run if one is left).
     ``answer_check``: the same for a numeric answer that none of its proposal's steps states or
     computes (``programs.calculator.unsupported_answer``): a guess, a copied value or an obeyed
-    planted instruction.
+    planted instruction. ``quantity_check``: the same for a numeric answer whose steps never state or
+    use a quantity the question gives (``programs.calculator.unused_quantities``): part of the problem
+    left out.
     """
 
     isolated: bool = False
@@ -104,6 +106,9 @@ class CriticConfig(RoleConfig):
     )
     answer_check: bool = Field(
         False, description="flag a numeric answer none of its steps states or computes (no LM call); it is debated"
+    )
+    quantity_check: bool = Field(
+        False, description="flag a numeric answer whose steps leave out a quantity the question gives (no LM call)"
     )
     per_answer: bool = Field(
         False, description="one critique per distinct answer (of its best-argued holder), shared by its holders"

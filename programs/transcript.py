@@ -73,6 +73,7 @@ class EventKind(Vocabulary):
     QUESTION_NEUTRALIZED = "question_neutralized"
     MISCALCULATED = "miscalculated"
     ANSWER_UNREACHED = "answer_unreached"
+    QUANTITY_UNUSED = "quantity_unused"
     DECISIVE_VOTE_REFUTED = "decisive_vote_refuted"
     NOTE = "note"  # free text (transcripts written before events were structured)
 
@@ -92,6 +93,7 @@ _PROSE: dict[EventKind, str] = {
     EventKind.QUESTION_NEUTRALIZED: "instructions or answer claims in the question were removed before anyone read it",
     EventKind.MISCALCULATED: "calculator on agent {agent}: {count} wrong calculation(s), e.g. {text}",
     EventKind.ANSWER_UNREACHED: "answer check on agent {agent}: {text}",
+    EventKind.QUANTITY_UNUSED: "quantity check on agent {agent}: {text}",
     EventKind.DECISIVE_VOTE_REFUTED: "the winning answer fails the calculator in {count} of its proposals: debate on",
     EventKind.NOTE: "{text}",
 }

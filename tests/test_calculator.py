@@ -6,7 +6,7 @@ import pytest
 from scripts import agent_of, proposal
 
 from madspy.programs import Debate
-from madspy.programs.calculator import evaluate, unsupported_answer, wrong_calculations
+from madspy.programs.calculator import evaluate, unsupported_answer, unused_quantities, wrong_calculations
 from madspy.programs.presets import preset
 from madspy.testing import Turn, calls_of
 
@@ -176,3 +176,50 @@ def test_an_answer_its_steps_state_stops_at_round_zero_with_the_answer_check_on(
     model = scripted(obeying(["7", "7", "800"], REACHED))  # "7" is written in its step: not flagged
     result = Debate(preset("debate", model=model, protocol="majority", critic={"answer_check": True}))(question=PLANTED)
     assert result.answer == "7" and result.stop_reason == "decisive_vote" and len(calls_of(model)) == 3
+
+
+EGGS = "Eggs come in packs of 12. He buys 3 packs, drops 1/4 of them and gives away 20%. How many are left?"
+
+
+@pytest.mark.parametrize(
+    ("answer", "steps"),
+    [
+        ("22", ["3 * 12 = 36", "36 / 4 = 9", "36 - 9 = 27", "27 * 0.2 = 5", "27 - 5 = 22"]),  # 1/4 by "/ 4", 20% as 0.2
+        ("22", ["3 packs of 12: 36", "a quarter is 36 * 1/4 = 9", "27 * 20% = 5.4", "27 - 5 = 22"]),
+        ("22", ["3 * 12 = 36", "36 * 0.25 = 9", "20 percent of 27 is 5", "22 left"]),  # 1/4 by its value
+        ("B", ["3 * 12 = 36"]),  # not a number: not judged
+        ("22", []),  # no steps: nothing to compare with
+    ],
+)
+def test_steps_that_use_every_quantity_of_the_question_are_not_flagged(answer, steps):
+    assert unused_quantities(answer, EGGS, steps) is None
+
+
+def test_steps_that_leave_out_a_quantity_of_the_question_are_an_issue_at_the_answer():
+    issue = unused_quantities("27", EGGS, ["3 * 12 = 36", "36 - 9 = 27"])
+    assert issue == {
+        "location": "answer",
+        "issue_type": "missing_constraint",
+        "description": "the steps leave out 1/4, 20%, given in the question",
+        "evidence": "no step states or uses 1/4, 20%, which the question gives",
+    }
+    assert unused_quantities("36", "2 + 2 is 4 and 2 + 2 is 4.", ["2 + 2 = 4"]) is None  # a quantity counts once
+
+
+def test_a_decisive_vote_whose_steps_leave_out_a_quantity_is_debated(scripted):
+    steps = {"36": "3 * 12 = 36", "27": "3 * 12 = 36 and 36 / 4 = 9, so 36 - 9 = 27"}
+    question = "Eggs come in packs of 12. He buys 3 packs and drops 1/4 of the eggs. How many are left?"
+
+    def script():
+        return debaters(["36", "36", "27"], steps, critique="leave out 1/4", fix="27")
+
+    plain = Debate(preset("debate", model=scripted(script()), protocol="majority"))(question=question)
+    assert plain.answer == "36" and plain.stop_reason == "decisive_vote"  # the arithmetic itself is right
+
+    model = scripted(script())
+    checked = preset("debate", model=model, protocol="majority", critic={"quantity_check": True})
+    result = Debate(checked)(question=question)
+    assert result.answer == "27" and len(result.transcript.rounds) == 2
+    first = result.transcript.rounds[0].events
+    assert [e.agent for e in first if e.kind == "quantity_unused"] == [0, 1]
+    assert "critic" not in [t.role for t in calls_of(model)]

@@ -158,6 +158,7 @@ def test_presets_run_the_baselines(capsys, scripted):
         ([], "critic.calculator", True),
         (["--no-calculator"], "critic.calculator", False),
         (["--answer-check"], "critic.answer_check", True),
+        (["--quantity-check"], "critic.quantity_check", True),
         (["--referee", "--referee-every", "2"], "referee.every", 2),
         (["--set", "critic.deep_review_below=0.3", "--set", "summary_keep_rounds=2"], "critic.deep_review_below", 0.3),
     ],

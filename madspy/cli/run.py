@@ -88,6 +88,10 @@ RUN_SWITCHES: dict[str, tuple[dict[str, Any], str]] = {
         {"critic.answer_check": True},
         "flag a numeric answer that no step states or computes (no LM call); it is debated and its holder told",
     ),
+    "--quantity-check": (
+        {"critic.quantity_check": True},
+        "flag a numeric answer whose steps leave out a quantity the question gives (no LM call); it is debated",
+    ),
     "--per-answer-critic": ({"critic.per_answer": True}, "one critique per distinct answer (debate: on with --critic)"),
     "--referee": ({"referee.enabled": True}, "referee each round: relevance, interventions, topic anchor"),
     "--referee-long": ({"referee.enabled": True, "referee.cadence": "long"}, "referee only unusually long rounds"),
