@@ -68,8 +68,14 @@ def _held(votes: list[Vote], ctx: DecisionContext | None) -> dict[str, float]:
 
 
 def _answer_text(votes: list[Vote], key: str) -> str:
-    """The surface form of the most confident vote for ``key``."""
-    return max((v for v in votes if v.key == key), key=lambda v: v.confidence).answer
+    """The briefest surface form of ``key`` among its votes, the most confident first among equals: a
+    reviser that wrapped its answer in prose ("Therefore, Polly can stand 160 feet away.") does not
+    speak for the holders that wrote "160".
+
+    >>> _answer_text([Vote(0, "So the answer is 160 feet.", "160", 0.9), Vote(1, "160", "160", 0.6)], "160")
+    '160'
+    """
+    return min((v for v in votes if v.key == key), key=lambda v: (len(v.answer.strip()), -v.confidence)).answer
 
 
 def _weighted(votes: list[Vote], weight: Callable[[Vote], float], name: str, note: str = "") -> Decision:

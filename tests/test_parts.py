@@ -25,6 +25,13 @@ def test_majority_counts_normalized_answers_and_keeps_a_surface_form():
     assert d.tally == {"1200": 2, "7": 1} and d.answer == "1200."
 
 
+@pytest.mark.parametrize("protocol", ["majority", "plurality", "confidence"])
+def test_a_decision_reports_its_answer_as_briefly_as_a_holder_wrote_it(protocol):
+    essay = "**Answer:** Therefore, Polly can stand 160 feet away from the dragon."
+    d = get_protocol(protocol).decide([Vote(0, essay, "160", 0.95), Vote(1, "160", "160", 0.6), Vote(2, "7", "7", 0.5)])
+    assert d.answer == "160"
+
+
 def test_judge_uses_the_judge_and_falls_back_without_one():
     vs = votes(("4", 0.9), ("5", 0.5), ("5", 0.6))
     ruling = Decision(protocol="judge", answer="4", confidence=0.7)
