@@ -179,8 +179,9 @@ _QUANTITY = re.compile(rf"{_NUMBER}(?:\s*/\s*{_DIGITS}(?![\w$]))?")
 
 
 def _used(quantity: str, values: set[float]) -> bool:
-    """Whether a question's quantity is among a proposal's step values: as written, as a percent's fraction
-    ("20%" as 0.2), and a fraction by its value or its parts ("1/4" as 0.25, as 1 and 4, or as "/ 4")."""
+    """Whether a question's quantity is among a proposal's step values: a number as written or as its
+    hundredth (a percent as a fraction: "20%" or "20 percent" as 0.2), a fraction by its value or its parts
+    ("1/4" as 0.25, as 1 and 4, or as "/ 4")."""
     numerator, _, denominator = quantity.partition("/")
     if denominator:
         top, bottom = _number(numerator), _number(denominator)
@@ -196,9 +197,8 @@ def _used(quantity: str, values: set[float]) -> bool:
 def unused_quantities(answer: str, question: str, steps: Sequence[str]) -> dict[str, Any] | None:
     """An issue when ``answer`` is a number and some quantity ``question`` gives is in none of ``steps``, else None.
 
-    A quantity is used when a step states it or computes with it (``step_values``); a percent also counts
-    written as its fraction. Answers that are not a plain number and proposals without steps are not judged,
-    as in ``unsupported_answer``.
+    A quantity is used when a step states it or computes with it (``step_values``), as ``_used`` reads it.
+    Answers that are not a plain number and proposals without steps are not judged, as in ``unsupported_answer``.
     """
     if not _ANSWER.fullmatch(answer or "") or not steps:
         return None
