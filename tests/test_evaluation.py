@@ -701,11 +701,11 @@ def test_the_debate_preset_takes_its_knowledge_form_on_a_knowledge_task():
     assert len({a.persona for a in reasoning.agents}) == 3 and reasoning.decision_protocol == "majority"
     assert {a.persona for a in knowledge.agents} == {NEUTRAL_PERSONA}  # self-consistency's panel
     assert {a.temperature for a in knowledge.agents} == {0.7} and knowledge.decision_protocol == "majority"
-    # the rest of the debate is the same: the 2-of-3 gate, one round of debate over a digest
-    assert (
-        knowledge.updated(agents=[a.model_dump() for a in reasoning.agents], protocol="auto", task_kind="reasoning")
-        == reasoning
-    )
+    # the rest of the debate is the same: the 2-of-3 gate, one round of debate over a digest; the quantity check,
+    # measured on numeric answers only, is off
+    assert not knowledge.critic.quantity_check and reasoning.critic.quantity_check
+    same = {"agents": [a.model_dump() for a in reasoning.agents], "protocol": "auto", "task_kind": "reasoning"}
+    assert knowledge.updated(**same, critic={"quantity_check": True}) == reasoning
     # the baselines have one form
     sc = build_program("sc:3", get_task("arc_challenge"), "openai/m").config
     assert sc == build_program("sc:3", get_task("gsm8k"), "openai/m").config
@@ -814,11 +814,11 @@ def test_the_debate_preset_is_the_program_its_committed_rows_describe(bench_mode
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    folder = root / "bench/runs/gsm8k-n50-seed0-calculator"
+    folder = root / "bench/runs/gsm8k-n50-seed0-quantity-check"
     recorded = json.loads((folder / "settings.json").read_text())["programs"]
     model = bench_model_name
     default = build_program("debate", get_task("gsm8k"), model)
-    assert program_fingerprint(default) == recorded["bench/programs/debate-calculator.json"]
+    assert program_fingerprint(default) == recorded["bench/programs/debate-quantity-check.json"]
     checked = build_program(str(root / "bench/programs/debate-answer-check.json"), get_task("gsm8k"), model)
     assert program_fingerprint(checked) != program_fingerprint(default)
     # on knowledge tasks: the rows of bench/RESULTS.md's 2026-12-06 arc_challenge section

@@ -90,7 +90,12 @@ RUN_SWITCHES: dict[str, tuple[dict[str, Any], str]] = {
     ),
     "--quantity-check": (
         {"critic.quantity_check": True},
-        "flag a numeric answer whose steps leave out a quantity the question gives (no LM call); it is debated",
+        "flag a numeric answer whose steps leave out a quantity the question gives (no LM call); it is debated"
+        " (debate: on)",
+    ),
+    "--no-quantity-check": (
+        {"critic.quantity_check": False},
+        "do not check that the steps use the question's quantities",
     ),
     "--per-answer-critic": ({"critic.per_answer": True}, "one critique per distinct answer (debate: on with --critic)"),
     "--referee": ({"referee.enabled": True}, "referee each round: relevance, interventions, topic anchor"),
