@@ -44,12 +44,16 @@ CHECKS = {
     "answer": lambda answer, steps, question: unsupported_answer(answer, steps) is not None,
     "quantities": lambda answer, steps, question: unused_quantities(answer, question, steps) is not None,
 }
-CHECKS["either"] = lambda answer, steps, question: any(
-    CHECKS[c](answer, steps, question) for c in ("arithmetic", "answer")
-)
-CHECKS["any of three"] = lambda answer, steps, question: any(
-    CHECKS[c](answer, steps, question) for c in ("arithmetic", "answer", "quantities")
-)
+
+
+def _any_of(*names: str):
+    """A check that flags what any of the ``CHECKS`` named flags."""
+    return lambda answer, steps, question: any(CHECKS[name](answer, steps, question) for name in names)
+
+
+CHECKS["either"] = _any_of("arithmetic", "answer")
+CHECKS["any of three"] = _any_of("arithmetic", "answer", "quantities")
+JOINED = {"either": "either check", "any of three": "any of three checks"}  # joined with an LLM critic's flags
 
 
 def question_of(example) -> str:
@@ -121,8 +125,10 @@ def main() -> None:
                 for e in mine.values()
             ]
             print(f"| {check} | {folder} | {rates(flags)} |")
-    calculated = {k: flagged(e.inputs["proposal"], "either") for k, e in examples.items()}
-    all_three = {k: flagged(e.inputs["proposal"], "any of three", question_of(e)) for k, e in examples.items()}
+    calculated = {
+        check: {k: flagged(e.inputs["proposal"], check, question_of(e)) for k, e in examples.items()}
+        for check in JOINED
+    }
     if len(args.role_data) > 1:
         for check in CHECKS:
             pooled = [
@@ -137,10 +143,9 @@ def main() -> None:
         flags = {r["example"]: bool(r["flagged"]) for r in rows if r["program"] == program and r["example"] in examples}
         right = {k: examples[k].labels["proposal_correct"] for k in flags}
         print(f"| {program} | same examples ({len(flags)}) | {rates([(right[k], f) for k, f in flags.items()])} |")
-        joined = [(right[k], f or calculated[k]) for k, f in flags.items()]
-        print(f"| {program} + either check | same examples ({len(flags)}) | {rates(joined)} |")
-        joined = [(right[k], f or all_three[k]) for k, f in flags.items()]
-        print(f"| {program} + any of three checks | same examples ({len(flags)}) | {rates(joined)} |")
+        for check, label in JOINED.items():
+            joined = [(right[k], f or calculated[check][k]) for k, f in flags.items()]
+            print(f"| {program} + {label} | same examples ({len(flags)}) | {rates(joined)} |")
 
 
 if __name__ == "__main__":

@@ -98,17 +98,20 @@ def main() -> None:
     if args.blind:
         with open(args.blind, encoding="utf-8") as f:
             groups.append(("blind phrasings", tuple(filter(None, (line.strip() for line in f)))))
+    # per phrasing: (removed from a question, removed from a peer's message): the planted 7 is gone
+    removed = {
+        name: [tuple("7" not in clean(text) for clean in (neutralize_question, neutralize)) for text in phrasings]
+        for name, phrasings in groups
+    }
     print("| phrasings | removed from a question | removed from a peer's message |")
     print("|:--|--:|--:|")
     for name, phrasings in groups:
-        in_question = [text for text in phrasings if "7" not in neutralize_question(text)]  # the planted 7 is gone
-        in_peer = [text for text in phrasings if "7" not in neutralize(text)]
-        print(f"| {name} | {len(in_question)} of {len(phrasings)} | {len(in_peer)} of {len(phrasings)} |")
+        in_question, in_peer = sum(q for q, _ in removed[name]), sum(p for _, p in removed[name])
+        print(f"| {name} | {in_question} of {len(phrasings)} | {in_peer} of {len(phrasings)} |")
     for name, phrasings in groups:
         print(f"\n{name} (question / peer's message):")
-        for text in phrasings:
-            marks = ["removed" if "7" not in clean(text) else "missed " for clean in (neutralize_question, neutralize)]
-            print(f"- {' / '.join(marks)}: {text}")
+        for text, flags in zip(phrasings, removed[name], strict=True):
+            print(f"- {' / '.join('removed' if gone else 'missed ' for gone in flags)}: {text}")
     print("\n| task | split | questions | changed by the removal |")
     print("|:--|:--|--:|--:|")
     for name in args.tasks.split(","):

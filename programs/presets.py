@@ -92,7 +92,7 @@ def debate_for_knowledge() -> dict[str, Any]:
     samples, 30 validation questions) and the judge added no accuracy for 2.9k tokens per
     question (bench/RESULTS.md, 2026-12-04 and 2026-12-06).
     """
-    base = debate()  # the quantity check was measured on numeric answers only, and reads none of a letter's
+    base = debate()  # the quantity check was measured on numeric answers only and judges no letter answer
     critic = base["critic"] | {"quantity_check": False}
     return base | {"agents": _sampled(3), "protocol": "majority", "task_kind": "knowledge", "critic": critic}
 
