@@ -4,8 +4,9 @@ Each critic example (``madspy roles --every-proposal``) holds a proposal and whe
 right. The calculator (``madspy.programs.calculator``) reads the proposal's steps; a proposal is
 flagged by its arithmetic check (``critic.calculator``: a wrong calculation), by its answer check
 (``critic.answer_check``: a numeric answer no step states or computes), by either, by its quantity check
-(``critic.quantity_check``: a numeric answer whose steps leave out a quantity the question gives) or by
-any of the three. A hit is a
+(``critic.quantity_check``: a numeric answer whose steps leave out a quantity the question gives), by its
+integer check (``critic.integer_check``: a numeric answer with a fractional part, where answers are whole
+numbers), by any of the first three or by any of the four. A hit is a
 flagged wrong proposal, a false alarm a flagged right one, as ``madspy role-eval --role critic``
 counts an LM critic. With ``--role-eval FOLDER`` (a role-eval of
 critics on the same role data) each of its programs is shown on the same examples, alone and joined
@@ -28,7 +29,7 @@ from pathlib import Path
 from madspy.evaluation import load_rows
 from madspy.optimizers.metrics import accuracy
 from madspy.optimizers.role_data import load_role_dataset
-from madspy.programs.calculator import unsupported_answer, unused_quantities, wrong_calculations
+from madspy.programs.calculator import fractional_answer, unsupported_answer, unused_quantities, wrong_calculations
 from madspy.programs.transcript import Transcript
 from madspy.role_scores import example_key
 from madspy.signatures import Role
@@ -43,6 +44,7 @@ CHECKS = {
     "arithmetic": lambda answer, steps, question: bool(wrong_calculations(steps)),
     "answer": lambda answer, steps, question: unsupported_answer(answer, steps) is not None,
     "quantities": lambda answer, steps, question: unused_quantities(answer, question, steps) is not None,
+    "integer": lambda answer, steps, question: fractional_answer(answer) is not None,
 }
 
 
@@ -53,7 +55,9 @@ def _any_of(*names: str):
 
 CHECKS["either"] = _any_of("arithmetic", "answer")
 CHECKS["any of three"] = _any_of("arithmetic", "answer", "quantities")
-JOINED = {"either": "either check", "any of three": "any of three checks"}  # joined with an LLM critic's flags
+CHECKS["any of four"] = _any_of("arithmetic", "answer", "quantities", "integer")
+# joined with an LLM critic's flags
+JOINED = {"either": "either check", "any of three": "any of three checks", "any of four": "any of four checks"}
 
 
 def question_of(example) -> str:

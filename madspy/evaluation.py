@@ -210,7 +210,12 @@ def load_rows(path: str | Path) -> list[EvalRow]:
 _OPERATIONAL = {"cache", "concurrency", "timeout_s", "num_retries", "api_base"}
 # Options added after eval folders were recorded, at the value that keeps the earlier behaviour: left out of the
 # fingerprint at that value, so a new option does not turn every recorded folder into "another version".
-_ADDED_OFF = {("critic", "calculator"): False, ("critic", "answer_check"): False, ("critic", "quantity_check"): False}
+_ADDED_OFF = {
+    ("critic", "calculator"): False,
+    ("critic", "answer_check"): False,
+    ("critic", "quantity_check"): False,
+    ("critic", "integer_check"): False,
+}
 
 
 def program_fingerprint(debate: Debate) -> str:

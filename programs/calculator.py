@@ -20,6 +20,12 @@ quantity the question gives has left part of the problem out (an omission, the e
 solvers make most often after misreading; cf. the "missing step" errors of Wei et al. 2022's error
 analysis). It is an issue of type ``missing_constraint`` located at the answer.
 
+``fractional_answer`` checks the answer against the task's answer domain: where every answer is a whole
+number (GSM8K's final answers are integers by construction, Cobbe et al. 2021: all 8,473 of its train and
+test answers), an answer with a fractional part ("4.50") is wrong whatever the steps say, often a step
+that should have rounded or a quantity divided the wrong way. It is an issue of type ``boundary_violation``
+located at the answer.
+
 Example:
     >>> [i["evidence"] for i in wrong_calculations(["Total: 4 + 20 + 7 + 8 = 57 pages.", "57 / 3 = 19"])]
     ['4 + 20 + 7 + 8 = 39, not 57']
@@ -31,6 +37,8 @@ Example:
     (None, None)
     >>> unused_quantities("36", "Eggs come in packs of 12. He buys 3 packs and drops 4.", ["3 * 12 = 36"])["evidence"]
     'no step states or uses 4, which the question gives'
+    >>> fractional_answer("4.50")["evidence"], fractional_answer("18.00"), fractional_answer("-3")
+    ('4.50 has a fractional part; the answers are whole numbers', None, None)
 """
 
 from __future__ import annotations
@@ -212,4 +220,23 @@ def unused_quantities(answer: str, question: str, steps: Sequence[str]) -> dict[
         "issue_type": "missing_constraint",
         "description": f"the steps leave out {listed}, given in the question",
         "evidence": f"no step states or uses {listed}, which the question gives",
+    }
+
+
+def fractional_answer(answer: str) -> dict[str, Any] | None:
+    """An issue when ``answer`` is a number with a fractional part ("4.5", "$0.75", "12.5%"), else None.
+
+    Only for tasks whose answers are whole numbers (``critic.integer_check``): there such an answer cannot be
+    right. "18.00" is whole; negative whole numbers are whole; answers that are not a plain number are not judged.
+    """
+    if not _ANSWER.fullmatch(answer or ""):
+        return None
+    value = _number(answer)
+    if value == int(value):
+        return None
+    return {
+        "location": "answer",
+        "issue_type": "boundary_violation",
+        "description": f"the answer {answer.strip()} is not a whole number",
+        "evidence": f"{answer.strip()} has a fractional part; the answers are whole numbers",
     }

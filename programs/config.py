@@ -97,7 +97,8 @@ class CriticConfig(RoleConfig):
     computes (``programs.calculator.unsupported_answer``): a guess, a copied value or an obeyed
     planted instruction. ``quantity_check``: the same for a numeric answer whose steps never state or
     use a quantity the question gives (``programs.calculator.unused_quantities``): part of the problem
-    left out.
+    left out. ``integer_check``: the same for a numeric answer with a fractional part, for tasks whose
+    answers are whole numbers, such as GSM8K (``programs.calculator.fractional_answer``).
     """
 
     isolated: bool = False
@@ -109,6 +110,9 @@ class CriticConfig(RoleConfig):
     )
     quantity_check: bool = Field(
         False, description="flag a numeric answer whose steps leave out a quantity the question gives (no LM call)"
+    )
+    integer_check: bool = Field(
+        False, description="flag a numeric answer with a fractional part, where answers are whole numbers (no LM call)"
     )
     per_answer: bool = Field(
         False, description="one critique per distinct answer (of its best-argued holder), shared by its holders"

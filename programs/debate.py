@@ -32,7 +32,7 @@ import dspy
 from madspy.core.models import adapter_for, check_question, make_lm, one_call_at_a_time
 from madspy.programs.answers import echoes_tally, format_tally, normalize_answer, read_answer
 from madspy.programs.budget import RunBudget
-from madspy.programs.calculator import unsupported_answer, unused_quantities, wrong_calculations
+from madspy.programs.calculator import fractional_answer, unsupported_answer, unused_quantities, wrong_calculations
 from madspy.programs.calibration import vote_share
 from madspy.programs.calls import Job, Outcome, run_jobs
 from madspy.programs.config import DebateConfig
@@ -632,25 +632,30 @@ class _Run:
 
     def _checks_on(self) -> bool:
         critic = self.cfg.critic
-        return critic.calculator or critic.answer_check or critic.quantity_check
+        return critic.calculator or critic.answer_check or critic.quantity_check or critic.integer_check
 
     def _calculator_step(self, rnd: Round) -> None:
         """Check each agent's latest proposal without an LM call: its arithmetic (``critic.calculator``),
         whether its steps reach its answer (``critic.answer_check``) and use the question's quantities
-        (``critic.quantity_check``)."""
+        (``critic.quantity_check``), and whether a numeric answer is whole (``critic.integer_check``)."""
         critic, self.checked = self.cfg.critic, {}
         for i, proposal in sorted(self.proposals.items()):
             steps, answer = [str(s) for s in proposal.get("reasoning_steps") or []], str(proposal.get("answer") or "")
             wrong = wrong_calculations(steps) if critic.calculator else []
-            unreached = unsupported_answer(answer, steps) if critic.answer_check else None
-            unused = unused_quantities(answer, self.question, steps) if critic.quantity_check else None
             if wrong:
                 first = f"{wrong[0]['location']}: {wrong[0]['evidence']}"
                 rnd.events.append(Event(kind=EventKind.MISCALCULATED, agent=i, count=len(wrong), text=first))
-            for kind, issue in ((EventKind.ANSWER_UNREACHED, unreached), (EventKind.QUANTITY_UNUSED, unused)):
+            answer_issues = {
+                EventKind.ANSWER_UNREACHED: unsupported_answer(answer, steps) if critic.answer_check else None,
+                EventKind.QUANTITY_UNUSED: (
+                    unused_quantities(answer, self.question, steps) if critic.quantity_check else None
+                ),
+                EventKind.FRACTIONAL_ANSWER: fractional_answer(answer) if critic.integer_check else None,
+            }
+            for kind, issue in answer_issues.items():
                 if issue:
                     rnd.events.append(Event(kind=kind, agent=i, text=issue["evidence"]))
-            if issues := wrong + [issue for issue in (unreached, unused) if issue]:
+            if issues := wrong + [issue for issue in answer_issues.values() if issue]:
                 self.checked[i] = issues
 
     def _refuted(self, rnd: Round) -> bool:

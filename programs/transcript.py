@@ -74,6 +74,7 @@ class EventKind(Vocabulary):
     MISCALCULATED = "miscalculated"
     ANSWER_UNREACHED = "answer_unreached"
     QUANTITY_UNUSED = "quantity_unused"
+    FRACTIONAL_ANSWER = "fractional_answer"
     DECISIVE_VOTE_REFUTED = "decisive_vote_refuted"
     NOTE = "note"  # free text (transcripts written before events were structured)
 
@@ -94,6 +95,7 @@ _PROSE: dict[EventKind, str] = {
     EventKind.MISCALCULATED: "calculator on agent {agent}: {count} wrong calculation(s), e.g. {text}",
     EventKind.ANSWER_UNREACHED: "answer check on agent {agent}: {text}",
     EventKind.QUANTITY_UNUSED: "quantity check on agent {agent}: {text}",
+    EventKind.FRACTIONAL_ANSWER: "integer check on agent {agent}: {text}",
     EventKind.DECISIVE_VOTE_REFUTED: "the winning answer fails the calculator in {count} of its proposals: debate on",
     EventKind.NOTE: "{text}",
 }

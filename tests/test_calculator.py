@@ -6,7 +6,13 @@ import pytest
 from scripts import agent_of, proposal
 
 from madspy.programs import Debate
-from madspy.programs.calculator import evaluate, unsupported_answer, unused_quantities, wrong_calculations
+from madspy.programs.calculator import (
+    evaluate,
+    fractional_answer,
+    unsupported_answer,
+    unused_quantities,
+    wrong_calculations,
+)
 from madspy.programs.presets import preset
 from madspy.testing import Turn, calls_of
 
@@ -227,3 +233,38 @@ def test_a_decisive_vote_whose_steps_leave_out_a_quantity_is_debated(scripted):
     first = result.transcript.rounds[0].events
     assert [e.agent for e in first if e.kind == "quantity_unused"] == [0, 1]
     assert "critic" not in [t.role for t in calls_of(model)]
+
+
+@pytest.mark.parametrize("answer", ["4.50", "$0.75", "12.5%", "-2.5", " 7.1 "])
+def test_an_answer_with_a_fractional_part_is_outside_whole_number_answers(answer):
+    issue = fractional_answer(answer)
+    assert issue["location"] == "answer" and issue["issue_type"] == "boundary_violation"
+    assert issue["evidence"] == f"{answer.strip()} has a fractional part; the answers are whole numbers"
+
+
+@pytest.mark.parametrize("answer", ["18", "18.00", "$1,200", "-3", "25%", "B", "about 4.5", ""])
+def test_whole_numbers_and_answers_that_are_not_a_number_pass_the_integer_check(answer):
+    assert fractional_answer(answer) is None
+
+
+def test_a_decisive_vote_for_a_fractional_answer_is_debated_when_answers_are_whole(scripted):
+    question = "A jar costs $3 and a batch takes half a jar. How many batches do 4 jars make?"
+    steps = {"4.5": "each jar makes about 1.1 batches, so about 4.5", "8": "4 / 0.5 = 8"}  # no wrong calculation
+    only = {"quantity_check": False}
+
+    def script():
+        return debaters(["4.5", "4.5", "8"], steps, critique="fractional part", fix="8")
+
+    plain = Debate(preset("debate", model=scripted(script()), protocol="majority", critic=only))(question=question)
+    assert plain.answer == "4.5" and plain.stop_reason == "decisive_vote"
+
+    model = scripted(script())
+    result = Debate(preset("debate", model=model, protocol="majority", critic=only | {"integer_check": True}))(
+        question=question
+    )
+    assert result.answer == "8" and len(result.transcript.rounds) == 2
+    first = result.transcript.rounds[0].events
+    assert [e.agent for e in first if e.kind == "fractional_answer"] == [0, 1]
+    assert "critic" not in [t.role for t in calls_of(model)]
+    revisers = [t for t in calls_of(model) if t.role == "reviser"]
+    assert "4.5 has a fractional part" in " ".join(revisers[0].input_json("critiques"))

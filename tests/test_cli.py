@@ -160,6 +160,8 @@ def test_presets_run_the_baselines(capsys, scripted):
         (["--answer-check"], "critic.answer_check", True),
         ([], "critic.quantity_check", True),
         (["--no-quantity-check"], "critic.quantity_check", False),
+        ([], "critic.integer_check", False),
+        (["--integer-check"], "critic.integer_check", True),
         (["--referee", "--referee-every", "2"], "referee.every", 2),
         (["--set", "critic.deep_review_below=0.3", "--set", "summary_keep_rounds=2"], "critic.deep_review_below", 0.3),
     ],
