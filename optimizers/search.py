@@ -102,7 +102,8 @@ def _temperatures(config: DebateConfig) -> str:
 def sample_efficient(trial: optuna.Trial, model: str, kind: TaskKind | None = None, **fixed: Any) -> DebateConfig:
     """One trial of the efficient debate's knobs (``madspy search --space efficient``): when round 0 is decisive
     enough to stop, whether and how the critic reviews, whether the calculator checks the arithmetic and
-    that the steps reach the answer, what revisers read, and how hot the debaters sample.
+    that the steps reach the answer (and, on tasks other than knowledge ones, use the question's quantities),
+    what revisers read, and how hot the debaters sample.
 
     The debate stays the ``debate`` preset's form for tasks of ``kind`` (3 agents, at most one round of
     debate; on knowledge tasks its neutral panel), so every trial costs about what the default does and a
@@ -119,9 +120,17 @@ def sample_efficient(trial: optuna.Trial, model: str, kind: TaskKind | None = No
             "per_answer": trial.suggest_categorical("critic_per_answer", [True, False]),
             "calculator": trial.suggest_categorical("calculator", [False, True]),
             "answer_check": trial.suggest_categorical("answer_check", [False, True]),
+            **_numeric_checks(trial, kind),
         },
         stop=_decisive_gates(trial, [TWO_THIRDS, 1.0]),
     ).updated(**fixed)
+
+
+def _numeric_checks(trial: optuna.Trial, kind: TaskKind | None) -> dict[str, bool]:
+    """The quantity check as a knob, except on knowledge tasks: it judges numeric answers only."""
+    if kind == "knowledge":
+        return {}
+    return {"quantity_check": trial.suggest_categorical("quantity_check", [True, False])}
 
 
 def efficient_default(kind: TaskKind | None = None) -> dict[str, Any]:
@@ -141,6 +150,7 @@ def efficient_default(kind: TaskKind | None = None) -> dict[str, Any]:
         "critic_per_answer": base.critic.per_answer,
         "calculator": base.critic.calculator,
         "answer_check": base.critic.answer_check,
+        **({} if kind == "knowledge" else {"quantity_check": base.critic.quantity_check}),
         "decisive_share": base.stop.decisive_share,
         "decisive_confidence": base.stop.decisive_confidence,
     }

@@ -8,8 +8,9 @@ from test_compile import solver
 
 from madspy.cli import main
 from madspy.core.errors import SearchError
-from madspy.optimizers.search import chosen, efficient_default, search
+from madspy.optimizers.search import chosen, efficient_default, sample_efficient, search
 from madspy.programs.artifact import load_program
+from madspy.programs.presets import preset
 
 
 @pytest.fixture
@@ -96,6 +97,18 @@ def test_a_trial_far_below_the_best_is_pruned(wrong, tmp_path):
     last = result.study.trials[-1]
     assert last.state == optuna.trial.TrialState.PRUNED and last.user_attrs["questions_done"] == 1
     assert last.user_attrs["scores"] == [0.0] and last.user_attrs["tokens"][0] > 0
+
+
+@pytest.mark.parametrize("kind", ["reasoning", "knowledge", None])
+def test_the_efficient_space_holds_each_task_kinds_debate_preset(kind):
+    default = optuna.trial.FixedTrial(efficient_default(kind))
+    assert sample_efficient(default, "openai/m", kind) == preset("debate", model="openai/m", kind=kind)
+
+
+def test_the_quantity_check_is_searched_where_answers_can_be_numbers():
+    off = efficient_default("reasoning") | {"quantity_check": False}
+    assert not sample_efficient(optuna.trial.FixedTrial(off), "openai/m", "reasoning").critic.quantity_check
+    assert "quantity_check" not in efficient_default("knowledge")  # a letter answer has no quantities to use
 
 
 def test_a_new_efficient_study_tries_the_default_debate_first(model, tmp_path):
