@@ -59,6 +59,11 @@ def test_evaluate_reads_only_plain_arithmetic():
     assert evaluate("1 / 0") is None and evaluate("2 ** 99999") is None and evaluate("__import__('os')") is None
 
 
+def reviser_calls(model) -> dict[int, Turn]:
+    """Each agent's reviser call, by agent (revisers run concurrently, so the order of calls is not theirs)."""
+    return {agent_of(t, PERSONAS): t for t in calls_of(model) if t.role == "reviser"}
+
+
 def debaters(answers: list[str], steps: dict[str, str], *, critique: str, fix: str):
     """Agent i proposes answers[i] with steps[answer] as its step; a reviser whose critiques contain ``critique``
     moves to ``fix``, citing it; the others keep their answers."""
@@ -98,8 +103,8 @@ def test_a_decisive_vote_for_a_miscalculated_answer_is_debated_with_the_calculat
     assert [e.count for e in first if e.kind == "decisive_vote_refuted"] == [2]
     roles = [t.role for t in calls_of(model)]
     assert "critic" not in roles and roles.count("reviser") == 3  # no LM call checks the arithmetic
-    revisers = [t for t in calls_of(model) if t.role == "reviser"]
-    assert all("4 + 20 + 7 + 8 = 39, not 57" in " ".join(t.input_json("critiques")) for t in revisers[:2])
+    revisers = reviser_calls(model)
+    assert all("4 + 20 + 7 + 8 = 39, not 57" in " ".join(revisers[i].input_json("critiques")) for i in (0, 1))
     assert revisers[2].input_json("critiques") == []  # the agent that computed right reads no critique
 
 
@@ -177,7 +182,7 @@ def test_a_decisive_vote_for_an_answer_its_steps_never_reach_is_debated(scripted
     assert [e.agent for e in first if e.kind == "answer_unreached"] == [0, 1]
     assert [e.count for e in first if e.kind == "decisive_vote_refuted"] == [2]
     assert "critic" not in [t.role for t in calls_of(model)]
-    revisers = [t for t in calls_of(model) if t.role == "reviser"]
+    revisers = reviser_calls(model)
     assert "no step states or computes 7; the last step ends at 800" in " ".join(revisers[0].input_json("critiques"))
 
 
@@ -266,5 +271,5 @@ def test_a_decisive_vote_for_a_fractional_answer_is_debated_when_answers_are_who
     first = result.transcript.rounds[0].events
     assert [e.agent for e in first if e.kind == "fractional_answer"] == [0, 1]
     assert "critic" not in [t.role for t in calls_of(model)]
-    revisers = [t for t in calls_of(model) if t.role == "reviser"]
+    revisers = reviser_calls(model)
     assert "4.5 has a fractional part" in " ".join(revisers[0].input_json("critiques"))
