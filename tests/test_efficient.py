@@ -112,6 +112,7 @@ def test_the_gates_and_mechanisms_are_searchable_config_fields():
                 "critic_per_answer": False,
                 "calculator": True,
                 "answer_check": True,
+                "quantity_check": False,
                 "decisive_share": 2 / 3,
                 "decisive_confidence": 0.8,
             }
@@ -124,6 +125,7 @@ def test_the_gates_and_mechanisms_are_searchable_config_fields():
         "previous",
     )
     assert not efficient.critic.enabled and efficient.critic.calculator and efficient.critic.answer_check
+    assert not efficient.critic.quantity_check  # on in the preset, off in this trial
     assert {a.temperature for a in efficient.agents} == {1.0}
     assert efficient.rounds == preset("debate").rounds
 

@@ -138,9 +138,10 @@ def test_budget_stops_mid_round_and_still_answers(scripted):
 
 
 def test_time_budget_starts_no_step_after_it_and_still_answers(scripted):
-    # Round 0's three calls start at once, well inside the budget; the step ends after it.
-    model = scripted(by_agent(PERSONAS, [["1"], ["2"], ["2"]]), latency_s=0.2)
-    result = Debate(config(model, rounds=3, protocol="judge", resolver={"enabled": True}, budget_s=0.1))(
+    # Round 0's three calls start at once, well inside the budget (with room for a loaded machine's thread
+    # start-up); the step ends after it.
+    model = scripted(by_agent(PERSONAS, [["1"], ["2"], ["2"]]), latency_s=1.0)
+    result = Debate(config(model, rounds=3, protocol="judge", resolver={"enabled": True}, budget_s=0.5))(
         question=QUESTION
     )
     assert result.status == "time_exhausted" and result.stop_reason == "time_exhausted"
