@@ -167,10 +167,14 @@ class Task:
     ``references``; returning None skips the row. `keep` selects rows of a
     shared file (one MMLU subject) without counting the others as skipped.
     `task_kind` picks the decision protocol of a debate whose protocol is ``auto``.
+    `whole_number_answers` says every gold answer is an integer (GSM8K), so a fractional answer is
+    wrong: what ``critic.integer_check`` relies on, and what makes it a knob of ``madspy search``.
 
     >>> task = get_task("gsm8k")
     >>> task.answer_kind, task.task_kind, task.default_split, task.normalize("She makes $1,234.")
     ('number', 'reasoning', 'test', '1234')
+    >>> task.whole_number_answers, get_task("math500").whole_number_answers
+    (True, False)
     """
 
     name: str
@@ -183,6 +187,7 @@ class Task:
     scorer: Callable[[str | None, str], float] = exact_score
     keep: Callable[[Row], bool] | None = None
     task_kind: TaskKind = "reasoning"
+    whole_number_answers: bool = False
 
     @property
     def splits(self) -> tuple[str, ...]:
@@ -430,7 +435,8 @@ def _task(
 
 def _gsm8k() -> Task:
     files = {"train": "gsm8k/train.jsonl", "test": "gsm8k/test.jsonl"}
-    return _task("gsm8k", "number", Files(files, "openai/gsm8k", "main"), "test", _gsm8k_fields)
+    source = Files(files, "openai/gsm8k", "main")
+    return _task("gsm8k", "number", source, "test", _gsm8k_fields, whole_number_answers=True)
 
 
 def _arc_challenge() -> Task:
@@ -537,7 +543,7 @@ def _bbh(subtask: str | None = None) -> Task:
     source = Files({"test": f"bbh/bbh/{subtask}.json"}, "lukaemon/bbh", subtask, json_field="examples")
     name = f"bbh:{subtask}"
     if subtask in _BBH_NUMBER:
-        return _task(name, "number", source, "test", _bbh_fields)
+        return _task(name, "number", source, "test", _bbh_fields, whole_number_answers=True)
     if subtask in _BBH_YESNO:
         return _task(name, "yesno", source, "test", _bbh_fields, instructions=_BBH_YESNO[subtask])
     if subtask in _BBH_TEXT:
@@ -585,7 +591,7 @@ def _wmt22(pair: str = "de-en") -> Task:
 
 
 def _arithmetic() -> Task:
-    return _task("arithmetic", "number", Generated(_arithmetic_rows), "test", dict)
+    return _task("arithmetic", "number", Generated(_arithmetic_rows), "test", dict, whole_number_answers=True)
 
 
 _BUILDERS: dict[str, Callable[..., Task]] = {

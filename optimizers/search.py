@@ -99,10 +99,13 @@ def _temperatures(config: DebateConfig) -> str:
     return f"{low:g}" if low == high else f"{low:g}-{high:g}"
 
 
-def sample_efficient(trial: optuna.Trial, model: str, kind: TaskKind | None = None, **fixed: Any) -> DebateConfig:
+def sample_efficient(
+    trial: optuna.Trial, model: str, kind: TaskKind | None = None, *, whole_numbers: bool = False, **fixed: Any
+) -> DebateConfig:
     """One trial of the efficient debate's knobs (``madspy search --space efficient``): when round 0 is decisive
     enough to stop, whether and how the critic reviews, whether the calculator checks the arithmetic and
-    that the steps reach the answer (and, on tasks other than knowledge ones, use the question's quantities),
+    that the steps reach the answer (and, on tasks other than knowledge ones, use the question's quantities;
+    with ``whole_numbers``, a task whose answers are all integers, that the answer is whole),
     what revisers read, and how hot the debaters sample.
 
     The debate stays the ``debate`` preset's form for tasks of ``kind`` (3 agents, at most one round of
@@ -120,20 +123,22 @@ def sample_efficient(trial: optuna.Trial, model: str, kind: TaskKind | None = No
             "per_answer": trial.suggest_categorical("critic_per_answer", [True, False]),
             "calculator": trial.suggest_categorical("calculator", [False, True]),
             "answer_check": trial.suggest_categorical("answer_check", [False, True]),
-            **_numeric_checks(trial, kind),
+            **_numeric_checks(trial, kind, whole_numbers),
         },
         stop=_decisive_gates(trial, [TWO_THIRDS, 1.0]),
     ).updated(**fixed)
 
 
-def _numeric_checks(trial: optuna.Trial, kind: TaskKind | None) -> dict[str, bool]:
-    """The quantity check as a knob, except on knowledge tasks: it judges numeric answers only."""
+def _numeric_checks(trial: optuna.Trial, kind: TaskKind | None, whole_numbers: bool) -> dict[str, bool]:
+    """The quantity check as a knob, except on knowledge tasks (it judges numeric answers only), and the
+    integer check where every answer is a whole number (elsewhere a fractional answer may be right)."""
     if kind == "knowledge":
         return {}
-    return {"quantity_check": trial.suggest_categorical("quantity_check", [True, False])}
+    integer = {"integer_check": trial.suggest_categorical("integer_check", [False, True])} if whole_numbers else {}
+    return {"quantity_check": trial.suggest_categorical("quantity_check", [True, False]), **integer}
 
 
-def efficient_default(kind: TaskKind | None = None) -> dict[str, Any]:
+def efficient_default(kind: TaskKind | None = None, whole_numbers: bool = False) -> dict[str, Any]:
     """The point of the efficient space that is the ``debate`` preset for tasks of ``kind``.
 
     A new efficient study tries it first, so its front always holds the setting it would replace.
@@ -143,6 +148,7 @@ def efficient_default(kind: TaskKind | None = None) -> dict[str, Any]:
     True
     """
     base = preset("debate", kind=kind)
+    integer = {"integer_check": base.critic.integer_check} if whole_numbers and kind != "knowledge" else {}
     return {
         "temperature": _temperatures(base),
         "memory": base.memory,
@@ -151,12 +157,27 @@ def efficient_default(kind: TaskKind | None = None) -> dict[str, Any]:
         "calculator": base.critic.calculator,
         "answer_check": base.critic.answer_check,
         **({} if kind == "knowledge" else {"quantity_check": base.critic.quantity_check}),
+        **integer,
         "decisive_share": base.stop.decisive_share,
         "decisive_confidence": base.stop.decisive_confidence,
     }
 
 
 SPACES = {"all": sample_config, "efficient": sample_efficient}
+
+
+def trial_config(space: str, trial: optuna.Trial, model: str, task: Task, **fixed: Any) -> DebateConfig:
+    """The settings a trial of ``space`` samples for ``task``: its kind, and for the efficient space whether
+    its answers are whole numbers (then the integer check is a knob).
+
+    >>> trial = optuna.trial.FixedTrial(efficient_default("reasoning", whole_numbers=True))
+    >>> config = trial_config("efficient", trial, "openai/m", get_task("gsm8k"))
+    >>> config == preset("debate", model="openai/m", kind="reasoning"), "integer_check" in trial.params
+    (True, True)
+    """
+    if space == "efficient":
+        return sample_efficient(trial, model, task.task_kind, whole_numbers=task.whole_number_answers, **fixed)
+    return SPACES[space](trial, model, task.task_kind, **fixed)
 
 
 def _best_accuracy(study: optuna.Study) -> float | None:
@@ -192,7 +213,7 @@ def _objective(
     on_question: Callable[[optuna.Trial, int, float], None],
 ):
     def objective(trial: optuna.Trial) -> tuple[float, float]:
-        config = SPACES[space](trial, model, task.task_kind, **fixed)
+        config = trial_config(space, trial, model, task, **fixed)
         debate = Debate(config, normalize=task.normalize)
         best = _best_accuracy(trial.study)
         scores, tokens = [], []
@@ -260,7 +281,7 @@ def search(
             raise SearchError(f"study {study!r} was made with --{name} {made}; use --{name} {made} or another study")
     trainset, devset = split_data(task, train, dev, seed, data_dir)
     if space == "efficient" and not the_study.trials:  # the first trial of a new study is the preset it would replace
-        the_study.enqueue_trial(efficient_default(task.task_kind))
+        the_study.enqueue_trial(efficient_default(task.task_kind, task.whole_number_answers))
     for name, value in made_with.items():
         the_study.set_user_attr(name, value)
     with Progress(console=Console(stderr=True), disable=not progress) as bars:
@@ -276,7 +297,7 @@ def search(
     if out is None:
         return SearchResult(the_study, front, None, None)
     best = chosen(front)
-    config = SPACES[space](optuna.trial.FixedTrial(best.params), model, task.task_kind, **fixed)
+    config = trial_config(space, optuna.trial.FixedTrial(best.params), model, task, **fixed)
     debate = Debate(config, normalize=task.normalize)
     manifest = {
         "task": task.name,

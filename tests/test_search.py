@@ -8,7 +8,8 @@ from test_compile import solver
 
 from madspy.cli import main
 from madspy.core.errors import SearchError
-from madspy.optimizers.search import chosen, efficient_default, sample_efficient, search
+from madspy.data import get_task
+from madspy.optimizers.search import chosen, efficient_default, sample_efficient, search, trial_config
 from madspy.programs.artifact import load_program
 from madspy.programs.presets import preset
 
@@ -111,10 +112,21 @@ def test_the_quantity_check_is_searched_where_answers_can_be_numbers():
     assert "quantity_check" not in efficient_default("knowledge")  # a letter answer has no quantities to use
 
 
+def test_the_integer_check_is_searched_only_where_every_answer_is_whole():
+    on = optuna.trial.FixedTrial(efficient_default("reasoning", whole_numbers=True) | {"integer_check": True})
+    assert trial_config("efficient", on, "openai/m", get_task("gsm8k")).critic.integer_check
+    assert "integer_check" not in efficient_default("reasoning")  # math500: a fractional answer can be right
+    assert "integer_check" not in efficient_default("knowledge", whole_numbers=True)
+    trial = optuna.create_study(directions=["maximize", "minimize"]).ask()
+    trial_config("efficient", trial, "openai/m", get_task("math500"))
+    assert "integer_check" not in trial.distributions and "quantity_check" in trial.distributions
+
+
 def test_a_new_efficient_study_tries_the_default_debate_first(model, tmp_path):
     storage = f"sqlite:///{tmp_path / 'study.db'}"
     first = search("arithmetic", model, trials=2, storage=storage, study="e", train=1, space="efficient")
-    assert first.study.trials[0].params == efficient_default("reasoning")
+    assert first.study.trials[0].params == efficient_default("reasoning", whole_numbers=True)
+    assert "integer_check" in first.study.trials[1].params  # arithmetic's answers are whole numbers
     again = search("arithmetic", model, trials=1, storage=storage, study="e", train=1, space="efficient")
     enqueued = [t.number for t in again.study.trials if "fixed_params" in t.system_attrs]
     assert len(again.study.trials) == 3 and enqueued == [0]  # a resumed study is not sent back to the default

@@ -85,6 +85,29 @@ def test_task_loads_five_examples(data_dir, name, options):
         assert "\nA) " in examples[0].question
 
 
+WHOLE_NUMBER_TASKS = [
+    ("gsm8k", {}),
+    ("bbh", {"subtask": "object_counting"}),
+    ("bbh", {"subtask": "multistep_arithmetic_two"}),
+]
+
+
+def test_whole_number_answers_is_claimed_by_integer_tasks_only():
+    tasks = {(name, options.get("subtask")): get_task(name, **options) for name, options in TASKS}
+    claimed = {key for key, task in tasks.items() if task.whole_number_answers}
+    assert claimed == {("gsm8k", None), ("bbh", "object_counting"), ("arithmetic", None)}
+    assert all(example.answer.lstrip("-").isdigit() for example in get_task("arithmetic").load())
+
+
+@pytest.mark.parametrize(("name", "options"), WHOLE_NUMBER_TASKS)
+def test_whole_number_answers_holds_for_every_local_answer(data_dir, name, options):
+    # The claim critic.integer_check relies on: a fractional answer is wrong on these tasks.
+    task = get_task(name, **options)
+    for split in task.splits:
+        answers = [example.answer for example in task.load(split, data_dir=data_dir)]
+        assert answers and all(answer.lstrip("-").isdigit() for answer in answers), (name, split)
+
+
 def test_sampling_is_seeded(data_dir):
     task = get_task("gsm8k")
     ids = [example.id for example in task.load(n=5, seed=1, data_dir=data_dir)]
