@@ -48,6 +48,7 @@ import litellm
 import llama_cpp
 from litellm import CustomLLM
 from litellm.types.utils import ModelResponse, PromptTokensDetailsWrapper, Usage
+from llama_cpp import llama_chat_format
 from llama_cpp.llama_grammar import json_schema_to_gbnf
 
 from madspy.core.errors import LocalModelError
@@ -281,6 +282,29 @@ def count_tokens(model: str, text: str) -> int:
     loaded = _load(model)
     with loaded.lock:
         return len(loaded.context().tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+
+def count_prompt_tokens(model: str, messages: Sequence[dict[str, Any]]) -> int | None:
+    """The prompt tokens llama.cpp bills for ``messages`` (the GGUF's chat template rendered, special tokens
+    included), or None when the model has no template of its own (llama-cpp-python then uses a built-in
+    format). For a reply served from DSPy's cache, which keeps no usage (loads the model).
+    """
+    loaded = _load(model)
+    with loaded.lock:
+        llm = loaded.context()
+        template = llm.metadata.get("tokenizer.chat_template")
+        if template is None or llm.chat_format != "chat_template.default":
+            return None
+        # The formatter llama-cpp-python builds for the template (Llama.__init__), applied without a call.
+        formatter = llama_chat_format.Jinja2ChatFormatter(
+            template=template, eos_token=_token_text(llm, llm.token_eos()), bos_token=_token_text(llm, llm.token_bos())
+        )
+        rendered = formatter(messages=list(messages))
+        return len(llm.tokenize(rendered.prompt.encode("utf-8"), add_bos=not rendered.added_special, special=True))
+
+
+def _token_text(llm: llama_cpp.Llama, token: int) -> str:
+    return llm.detokenize([token], special=True).decode("utf-8") if token != -1 else ""
 
 
 def reused_tokens(before: Sequence[int], prompt: Sequence[int]) -> int:

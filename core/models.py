@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import unicodedata
+from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -140,6 +141,18 @@ def count_tokens(model: str, text: str) -> int:
 
         return local.count_tokens(model, text)
     return litellm.token_counter(model=model, text=text)
+
+
+def count_prompt_tokens(model: str, messages: list[dict[str, Any]]) -> int:
+    """Prompt tokens of a chat request: exact for a ``local/`` model with a chat template (what llama.cpp
+    bills), LiteLLM's count (its tokenizer for the model, else an estimate) otherwise."""
+    if provider_of(model) == "local":
+        from madspy.core import local
+
+        exact = local.count_prompt_tokens(model, messages)
+        if exact is not None:
+            return exact
+    return litellm.token_counter(model=model, messages=messages)
 
 
 def check_question(question: str, model: str, max_tokens: int) -> str:

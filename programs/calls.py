@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import dspy
-import litellm
 from dspy.utils.exceptions import AdapterParseError
 from pydantic_core import to_jsonable_python
 
+from madspy.core.models import count_prompt_tokens, count_tokens
 from madspy.programs.transcript import Call
 from madspy.signatures import Role
 
@@ -106,12 +106,13 @@ def _sum_usage(usages: Any) -> tuple[int, int, int]:
 
 
 def _estimate(lm: dspy.LM) -> tuple[int, int]:
-    """Tokens of replies DSPy served from its cache, which keeps no usage: counted with LiteLLM."""
+    """Tokens of replies DSPy served from its cache, which keeps no usage: counted again, with the model's
+    own tokenizer and chat template for a ``local/`` model (what it billed the first time), else LiteLLM's."""
     prompt = completion = 0
     for entry in lm.history:
-        prompt += litellm.token_counter(model=lm.model, messages=entry.get("messages") or [])
+        prompt += count_prompt_tokens(lm.model, entry.get("messages") or [])
         completion += sum(
-            litellm.token_counter(model=lm.model, text=str(o.get("text", o) if isinstance(o, dict) else o))
+            count_tokens(lm.model, str(o.get("text", o) if isinstance(o, dict) else o))
             for o in entry.get("outputs") or []
         )
     return prompt, completion

@@ -225,6 +225,24 @@ def test_context_helpers_and_overlong_prompt() -> None:
 
 
 @pytest.mark.local_model
+def test_a_cached_reply_is_counted_as_the_model_billed_it() -> None:
+    """DSPy's cache keeps no usage; a cache hit's tokens are counted again with the GGUF's template."""
+    from madspy.programs.presets import preset
+    from madspy.programs.debate import Debate
+
+    local.register()
+    messages = [{"role": "system", "content": "Be terse."}, {"role": "user", "content": "What is 17 times 3?"}]
+    billed = litellm.completion(model=MODEL, messages=messages, max_tokens=4).usage.prompt_tokens
+    assert local.count_prompt_tokens(MODEL, messages) == billed
+    dspy.configure_cache(enable_disk_cache=False, enable_memory_cache=True)
+    config = preset("cot", model=MODEL, max_tokens=48)
+    first, again = (Debate(config)(question="What is 17 times 3?").transcript.calls() for _ in range(2))
+    assert [c.cached for c in first + again] == [False] * len(first) + [True] * len(again)
+    assert [c.prompt_tokens for c in again] == [c.prompt_tokens for c in first]
+    assert [c.completion_tokens for c in again] == [c.completion_tokens for c in first]
+
+
+@pytest.mark.local_model
 def test_concurrent_calls_are_serialized() -> None:
     lm = _lm(8)
     errors: list[BaseException] = []
