@@ -105,11 +105,24 @@ def _has_operator(side: str) -> bool:
     return bool(re.search(r"[-+*/×÷]|(?<=\s)x(?=\s)", side.strip().lstrip("-")))
 
 
+# Relative float noise of evaluated arithmetic (0.1 + 0.2): values this close are one value.
+_FLOAT_NOISE = 1e-9
+
+
+def _same(a: float, b: float) -> bool:
+    """Whether two values are one up to float noise.
+
+    >>> _same(0.1 + 0.2, 0.3), _same(1e12, 1e12 + 1), _same(2.0, 2.01)
+    (True, True, False)
+    """
+    return abs(a - b) <= _FLOAT_NOISE * max(1.0, abs(a), abs(b))
+
+
 def _tolerance(side: str) -> float:
-    """Half a unit in the last decimal the side is written with (a plain number; else exact)."""
+    """Half a unit in the last decimal the side is written with (a plain number; else none)."""
     written = re.fullmatch(r"[\s$]*(?:\d+(?:,\d{3})*)?(?:\.(\d+))?[\s%]*", side)
     decimals = len(written.group(1) or "") if written else 0
-    return 0.5 * 10**-decimals if decimals else 1e-9
+    return 0.5 * 10**-decimals if decimals else 0.0
 
 
 def wrong_calculations(steps: Sequence[str]) -> list[dict[str, Any]]:
@@ -122,7 +135,7 @@ def wrong_calculations(steps: Sequence[str]) -> list[dict[str, Any]]:
                 a, b = evaluate(left), evaluate(right)
                 if a is None or b is None or not (_has_operator(left) or _has_operator(right)):
                     continue
-                if abs(a - b) > _tolerance(right) + 1e-9 * max(abs(a), abs(b)):
+                if not _same(a, b) and abs(a - b) > _tolerance(right):
                     shown = f"{left.strip()} = {_plain(a)}, not {right.strip()}"
                     issues.append(
                         {
@@ -170,7 +183,7 @@ def unsupported_answer(answer: str, steps: Sequence[str]) -> dict[str, Any] | No
         return None
     target, decimals = _number(answer), len(answer.strip().rstrip("%").partition(".")[2])
     per_step = [step_values(str(step)) for step in steps]
-    if any(abs(v - target) <= 1e-9 * max(1.0, abs(v)) or round(v, decimals) == target for vs in per_step for v in vs):
+    if any(_same(v, target) or round(v, decimals) == target for vs in per_step for v in vs):
         return None
     last = next((values[-1] for values in reversed(per_step) if values), None)
     ends = f"; the last step ends at {_plain(last)}" if last is not None else "; no step computes a number"
@@ -199,7 +212,7 @@ def _used(quantity: str, values: set[float]) -> bool:
     else:
         value = _number(quantity)
         candidates = {value, value / 100}
-    return any(abs(v - c) <= 1e-9 * max(1.0, abs(c)) for c in candidates for v in values)
+    return any(_same(v, c) for c in candidates for v in values)
 
 
 def unused_quantities(answer: str, question: str, steps: Sequence[str]) -> dict[str, Any] | None:

@@ -227,8 +227,8 @@ def test_context_helpers_and_overlong_prompt() -> None:
 @pytest.mark.local_model
 def test_a_cached_reply_is_counted_as_the_model_billed_it() -> None:
     """DSPy's cache keeps no usage; a cache hit's tokens are counted again with the GGUF's template."""
-    from madspy.programs.presets import preset
     from madspy.programs.debate import Debate
+    from madspy.programs.presets import preset
 
     local.register()
     messages = [{"role": "system", "content": "Be terse."}, {"role": "user", "content": "What is 17 times 3?"}]
