@@ -148,7 +148,8 @@ def efficient_default(kind: TaskKind | None = None, whole_numbers: bool = False)
     True
     """
     base = preset("debate", kind=kind)
-    integer = {"integer_check": base.critic.integer_check} if whole_numbers and kind != "knowledge" else {}
+    # The preset's own value of each numeric check the space offers for this task (``_numeric_checks`` decides which).
+    numeric = _numeric_checks(optuna.trial.FixedTrial(base.critic.model_dump()), kind, whole_numbers)
     return {
         "temperature": _temperatures(base),
         "memory": base.memory,
@@ -156,8 +157,7 @@ def efficient_default(kind: TaskKind | None = None, whole_numbers: bool = False)
         "critic_per_answer": base.critic.per_answer,
         "calculator": base.critic.calculator,
         "answer_check": base.critic.answer_check,
-        **({} if kind == "knowledge" else {"quantity_check": base.critic.quantity_check}),
-        **integer,
+        **numeric,
         "decisive_share": base.stop.decisive_share,
         "decisive_confidence": base.stop.decisive_confidence,
     }
