@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import threading
 import time
 from collections import Counter
@@ -322,6 +323,18 @@ class Evaluation:
     cost: pd.DataFrame  # per program, role and round: mean calls, tokens and latency per question
 
 
+def _progress_line(program: str, done: int, total: int, row: EvalRow) -> str:
+    """The plain progress line of one finished row.
+
+    >>> row = EvalRow(program="cot", id="q7", gold="4", answer="4", score=1.0, correct=True, status="converged",
+    ...               stop_reason="max_rounds", usage={"prompt_tokens": 90, "completion_tokens": 30}, wall_s=2.04)
+    >>> _progress_line("cot", 3, 50, row)
+    'cot 3/50: q7 right (converged, 120 tokens, 2.0 s)'
+    """
+    outcome = "right" if row.correct else "wrong"
+    return f"{program} {done}/{total}: {row.id} {outcome} ({row.status.value}, {row.tokens} tokens, {row.wall_s:.1f} s)"
+
+
 def _run_all(
     programs: dict[str, Debate],
     examples: list[dspy.Example],
@@ -336,8 +349,12 @@ def _run_all(
 
     file = out / ROWS_FILE
     done = {(r.program, r.id) for r in load_rows(file)} if file.is_file() else set()
+    finished = Counter({name: sum((name, e.id) in done for e in examples) for name in programs})
     lock = threading.Lock()
-    with Progress(console=Console(stderr=True), disable=not progress) as bars, append_jsonl(file) as rows_file:
+    console = Console(stderr=True)
+    # Rich draws no bar until the end when stderr is not a terminal (nohup, a CI log): there, a line per row instead.
+    log_lines = progress and not console.is_terminal
+    with Progress(console=console, disable=not progress or log_lines) as bars, append_jsonl(file) as rows_file:
 
         def work(name: str, bar: Any, example: dspy.Example) -> None:
             row = _run_one(name, programs[name], example, task, out, inject)
@@ -345,11 +362,11 @@ def _run_all(
                 rows_file.write(row.model_dump_json() + "\n")
                 rows_file.flush()
                 bars.advance(bar)
+                finished[name] += 1
+                if log_lines:
+                    print(_progress_line(name, finished[name], len(examples), row), file=sys.stderr, flush=True)
 
-        bar_of = {
-            name: bars.add_task(name, total=len(examples), completed=sum((name, e.id) in done for e in examples))
-            for name in programs
-        }
+        bar_of = {name: bars.add_task(name, total=len(examples), completed=finished[name]) for name in programs}
         pool = ThreadPoolExecutor(max_workers=concurrency)
         # Question-major: every program finishes question i before question i+1 starts, so a
         # run stopped part-way leaves all programs on the same questions (a paired table).

@@ -27,6 +27,7 @@ Example::
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -234,6 +235,21 @@ def _objective(
     return objective
 
 
+def _trial_line(trial: optuna.trial.FrozenTrial) -> str:
+    """The plain progress line of one finished trial.
+
+    >>> trial = optuna.trial.create_trial(values=[0.5, 1234.4], user_attrs={"questions_done": 8})
+    >>> trial.number = 4
+    >>> _trial_line(trial)
+    'trial 4 complete: accuracy 0.500 at 1234 tokens a question (8 questions)'
+    """
+    done = trial.user_attrs.get("questions_done", 0)
+    if trial.values is None:
+        return f"trial {trial.number} {trial.state.name.lower()} after question {done}"
+    accuracy, tokens = trial.values
+    return f"trial {trial.number} complete: accuracy {accuracy:.3f} at {tokens:.0f} tokens a question ({done} questions)"
+
+
 def _redacted(storage: str) -> str:
     from sqlalchemy.engine import make_url
 
@@ -284,15 +300,23 @@ def search(
         the_study.enqueue_trial(efficient_default(task.task_kind, task.whole_number_answers))
     for name, value in made_with.items():
         the_study.set_user_attr(name, value)
-    with Progress(console=Console(stderr=True), disable=not progress) as bars:
+    console = Console(stderr=True)
+    # Rich draws no bar until the end when stderr is not a terminal (nohup, a CI log): there, a line per trial instead.
+    log_lines = progress and not console.is_terminal
+    with Progress(console=console, disable=not progress or log_lines) as bars:
         trials_bar = bars.add_task("trials", total=trials)
         questions_bar = bars.add_task("questions", total=len(trainset))
 
         def on_question(trial: optuna.Trial, done: int, accuracy: float) -> None:
             bars.update(questions_bar, completed=done, description=f"trial {trial.number}: {accuracy:.2f} so far")
 
+        def on_trial(_: optuna.Study, trial: optuna.trial.FrozenTrial) -> None:
+            bars.advance(trials_bar)
+            if log_lines:
+                print(_trial_line(trial), file=sys.stderr, flush=True)
+
         objective = _objective(task, model, trainset, prune_after, prune_margin, fixed, space, on_question)
-        the_study.optimize(objective, n_trials=trials, callbacks=[lambda *_: bars.advance(trials_bar)])
+        the_study.optimize(objective, n_trials=trials, callbacks=[on_trial])
     front = sorted(the_study.best_trials, key=lambda t: t.number)
     if out is None:
         return SearchResult(the_study, front, None, None)

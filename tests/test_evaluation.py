@@ -181,6 +181,18 @@ def test_programs_go_question_by_question_so_a_stopped_run_is_paired(model, tmp_
     assert [r.id for r in rows[::2]] == [r.id for r in rows[1::2]]
 
 
+def test_without_a_terminal_progress_is_one_line_per_finished_row(model, tmp_path, capsys):
+    run_eval(model, tmp_path, programs=["cot", "du-mad"], concurrency=1, progress=True)
+    lines = capsys.readouterr().err.splitlines()
+    rows = load_rows(tmp_path)
+    assert len(lines) == len(rows) == 2 * N
+    for i, (line, row) in enumerate(zip(lines, rows)):
+        outcome = "right" if row.correct else "wrong"
+        assert line.startswith(f"{row.program} {i // 2 + 1}/{N}: {row.id} {outcome} ({row.status.value}, {row.tokens} ")
+    run_eval(model, tmp_path, programs=["cot", "du-mad"], concurrency=1, progress=True)
+    assert capsys.readouterr().err == ""  # a finished folder: nothing runs
+
+
 def test_a_fixed_matched_k_runs_alongside_and_sticks_to_the_folder(model, tmp_path, capsys):
     ev = run_eval(model, tmp_path, programs=["sc", "debate"], concurrency=1, sc_matched_k=3)
     assert ev.matched_k == 3 and ev.summary.index.tolist() == ["sc", "debate", "sc-matched:3"]

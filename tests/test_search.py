@@ -146,7 +146,9 @@ def test_pruning_is_set_from_the_command_line(wrong, tmp_path, capsys):
     with_a_perfect_trial(storage, "c")
     assert main([*argv, "--train", "2", "--prune-after", "1", "--prune-margin", "1.0"]) == 0
     kept = optuna.load_study(study_name="c", storage=storage).trials[-1]  # 0 right is not 1.0 below the best
+    assert f"trial {kept.number} complete: accuracy 0.000 at " in capsys.readouterr().err  # no terminal: plain lines
     assert kept.state == optuna.trial.TrialState.COMPLETE and kept.user_attrs["questions_done"] == 2
     assert main([*argv, "--train", "2", "--prune-after", "1"]) == 0
     pruned = optuna.load_study(study_name="c", storage=storage).trials[-1]
     assert pruned.state == optuna.trial.TrialState.PRUNED and pruned.user_attrs["questions_done"] == 1
+    assert f"trial {pruned.number} pruned after question 1" in capsys.readouterr().err
