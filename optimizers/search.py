@@ -241,13 +241,13 @@ def _trial_line(trial: optuna.trial.FrozenTrial) -> str:
     >>> trial = optuna.trial.create_trial(values=[0.5, 1234.4], user_attrs={"questions_done": 8})
     >>> trial.number = 4
     >>> _trial_line(trial)
-    'trial 4 complete: accuracy 0.500 at 1234 tokens a question (8 questions)'
+    'trial 4 complete: accuracy 0.500 at 1234 tokens a question (8 asked)'
     """
     done = trial.user_attrs.get("questions_done", 0)
     if trial.values is None:
         return f"trial {trial.number} {trial.state.name.lower()} after question {done}"
     accuracy, tokens = trial.values
-    return f"trial {trial.number} complete: accuracy {accuracy:.3f} at {tokens:.0f} tokens a question ({done} questions)"
+    return f"trial {trial.number} complete: accuracy {accuracy:.3f} at {tokens:.0f} tokens a question ({done} asked)"
 
 
 def _redacted(storage: str) -> str:

@@ -186,7 +186,7 @@ def test_without_a_terminal_progress_is_one_line_per_finished_row(model, tmp_pat
     lines = capsys.readouterr().err.splitlines()
     rows = load_rows(tmp_path)
     assert len(lines) == len(rows) == 2 * N
-    for i, (line, row) in enumerate(zip(lines, rows)):
+    for i, (line, row) in enumerate(zip(lines, rows, strict=True)):
         outcome = "right" if row.correct else "wrong"
         assert line.startswith(f"{row.program} {i // 2 + 1}/{N}: {row.id} {outcome} ({row.status.value}, {row.tokens} ")
     run_eval(model, tmp_path, programs=["cot", "du-mad"], concurrency=1, progress=True)
