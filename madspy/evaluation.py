@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 import threading
 import time
 from collections import Counter
@@ -45,6 +44,7 @@ from pydantic import ValidationError
 
 from madspy.core.errors import ConfigError, EvalError, InputError
 from madspy.core.models import one_call_at_a_time
+from madspy.core.progress import progress_display
 from madspy.data import CORRECT_AT, Task, get_task
 from madspy.optimizers import metrics
 from madspy.optimizers.traces import ProposalTrace, debate_trace
@@ -344,17 +344,11 @@ def _run_all(
     progress: bool,
     inject: str | None = None,
 ) -> None:
-    from rich.console import Console
-    from rich.progress import Progress
-
     file = out / ROWS_FILE
     done = {(r.program, r.id) for r in load_rows(file)} if file.is_file() else set()
     finished = Counter({name: sum((name, e.id) in done for e in examples) for name in programs})
     lock = threading.Lock()
-    console = Console(stderr=True)
-    # Rich draws no bar until the end when stderr is not a terminal (nohup, a CI log): there, a line per row instead.
-    log_lines = progress and not console.is_terminal
-    with Progress(console=console, disable=not progress or log_lines) as bars, append_jsonl(file) as rows_file:
+    with progress_display(progress) as (bars, say), append_jsonl(file) as rows_file:
 
         def work(name: str, bar: Any, example: dspy.Example) -> None:
             row = _run_one(name, programs[name], example, task, out, inject)
@@ -363,8 +357,7 @@ def _run_all(
                 rows_file.flush()
                 bars.advance(bar)
                 finished[name] += 1
-                if log_lines:
-                    print(_progress_line(name, finished[name], len(examples), row), file=sys.stderr, flush=True)
+                say(_progress_line(name, finished[name], len(examples), row))
 
         bar_of = {name: bars.add_task(name, total=len(examples), completed=finished[name]) for name in programs}
         pool = ThreadPoolExecutor(max_workers=concurrency)

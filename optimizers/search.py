@@ -27,7 +27,6 @@ Example::
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,10 +34,9 @@ from typing import Any, get_args
 
 import dspy
 import optuna
-from rich.console import Console
-from rich.progress import Progress
 
 from madspy.core.errors import SearchError
+from madspy.core.progress import progress_display
 from madspy.data import Task, get_task
 from madspy.optimizers.compile import dev_scores, split_data
 from madspy.optimizers.composite import CompositeMetric
@@ -300,10 +298,7 @@ def search(
         the_study.enqueue_trial(efficient_default(task.task_kind, task.whole_number_answers))
     for name, value in made_with.items():
         the_study.set_user_attr(name, value)
-    console = Console(stderr=True)
-    # Rich draws no bar until the end when stderr is not a terminal (nohup, a CI log): there, a line per trial instead.
-    log_lines = progress and not console.is_terminal
-    with Progress(console=console, disable=not progress or log_lines) as bars:
+    with progress_display(progress) as (bars, say):
         trials_bar = bars.add_task("trials", total=trials)
         questions_bar = bars.add_task("questions", total=len(trainset))
 
@@ -312,8 +307,7 @@ def search(
 
         def on_trial(_: optuna.Study, trial: optuna.trial.FrozenTrial) -> None:
             bars.advance(trials_bar)
-            if log_lines:
-                print(_trial_line(trial), file=sys.stderr, flush=True)
+            say(_trial_line(trial))
 
         objective = _objective(task, model, trainset, prune_after, prune_margin, fixed, space, on_question)
         the_study.optimize(objective, n_trials=trials, callbacks=[on_trial])
