@@ -55,6 +55,7 @@ from madspy.programs.debate import Debate
 from madspy.programs.presets import PRESETS, is_preset, preset
 from madspy.programs.transcript import Status
 from madspy.rows import EvalRow, append_jsonl, jsonl_records
+from madspy.signatures import Role
 
 MAX_MATCHED_K = 16
 DEFAULT_CONCURRENCY = 8
@@ -217,6 +218,8 @@ _ADDED_OFF = {
     ("critic", "quantity_check"): False,
     ("critic", "integer_check"): False,
 }
+# An option added later that brings a role and settings with it: while it is off, they are left out too.
+_ADDED_WITH_ROLE = {("critic", "program_check"): (Role.SOLVER, ("program_samples", "program_agreement"))}
 
 
 def program_fingerprint(debate: Debate) -> str:
@@ -236,6 +239,12 @@ def program_fingerprint(debate: Debate) -> str:
     for (section, field), off in _ADDED_OFF.items():
         if config[section][field] == off:
             del config[section][field]
+    for (section, field), (role, settings) in _ADDED_WITH_ROLE.items():
+        if not config[section][field]:
+            del config[section][field]
+            roles.pop(role.value, None)
+            for name in settings:
+                del config[section][name]
     return content_digest({"roles": roles, "config": config})[:16]
 
 

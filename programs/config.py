@@ -99,6 +99,10 @@ class CriticConfig(RoleConfig):
     use a quantity the question gives (``programs.calculator.unused_quantities``): part of the problem
     left out. ``integer_check``: the same for a numeric answer with a fractional part, for tasks whose
     answers are whole numbers, such as GSM8K (``programs.calculator.fractional_answer``).
+    ``program_check``: the question is written as ``program_samples`` Python programs by the ``solver`` role
+    (the critic's model; the first greedy, the rest sampled) and run in a sandbox; a numeric answer that
+    differs from the value at least ``program_agreement`` of them compute is flagged the same way
+    (``programs.program_check``: one solver call per sample and debate, none per proposal).
     """
 
     isolated: bool = False
@@ -114,12 +118,25 @@ class CriticConfig(RoleConfig):
     integer_check: bool = Field(
         False, description="flag a numeric answer with a fractional part, where answers are whole numbers (no LM call)"
     )
+    program_check: bool = Field(
+        False, description="flag a numeric answer that differs from what programs solving the question compute"
+    )
+    program_samples: int = Field(5, ge=1, le=20, description="programs the solver writes per debate")
+    program_agreement: int = Field(2, ge=1, le=20, description="programs that must agree on a value to flag")
     per_answer: bool = Field(
         False, description="one critique per distinct answer (of its best-argued holder), shared by its holders"
     )
     checklist_retry: bool = False
     deep_review_below: float | None = Field(0.5, ge=0.0, le=1.0)
     flag_weight_above: float | None = Field(0.85, ge=0.0, le=1.0)
+
+    @model_validator(mode="after")
+    def _check(self) -> CriticConfig:
+        if self.program_agreement > self.program_samples:
+            raise ValueError(
+                f"program_agreement ({self.program_agreement}) cannot exceed program_samples ({self.program_samples})"
+            )
+        return self
 
 
 class RefereeConfig(RoleConfig):

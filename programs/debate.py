@@ -51,11 +51,22 @@ from madspy.programs.defenses import (
 from madspy.programs.distinct import digest, distinct_answers
 from madspy.programs.flips import Flip, echo_ratio, flip_kind
 from madspy.programs.memory import MASKED, MaskDecision, best_by_logprob, keeps, peer_view, summary_line
+from madspy.programs.program_check import program_disagreement, run_program, sampling
 from madspy.programs.protocols import DecisionContext, Vote, get_protocol, tally
 from madspy.programs.stopping import first_reason, stop_rules
 from madspy.programs.topology import group_votes, visible
 from madspy.programs.transcript import Call, Decision, Event, EventKind, Round, Status, StopReason, Transcript, Usage
-from madspy.signatures import Critique, CritiqueProposalOnly, MaskEvaluate, Propose, Referee, Resolve, Revise, Role
+from madspy.signatures import (
+    Critique,
+    CritiqueProposalOnly,
+    MaskEvaluate,
+    Propose,
+    Referee,
+    Resolve,
+    Revise,
+    Role,
+    SolveInCode,
+)
 
 # Stops after which the resolver still judges the final proposals with fresh critiques.
 FINAL_CRITIQUE_REASONS = {
@@ -147,6 +158,7 @@ class Debate(dspy.Module):
         self.resolver = dspy.Predict(Resolve)
         self.mask = dspy.Predict(MaskEvaluate)
         self.referee = dspy.Predict(Referee)
+        self.solver = dspy.Predict(SolveInCode)
         for model in self.config.models():  # fail now, not mid-debate, on an unknown model
             self._lm_for(model, 0.0)
 
@@ -242,6 +254,7 @@ class _Run:
         self.notes: dict[int, str] = {}  # per-agent instruction for the next round
         self.flagged_confident: set[int] = set()  # confident proposals the critic flagged
         self.checked: dict[int, list[dict[str, Any]]] = {}  # what the calculator found in this round's proposals
+        self.program_values: list[float | None] | None = None  # what the program check's programs computed
         self.off_topic = 0  # rounds the referee judged off topic
         self.extra_rounds = 0  # rounds run past the last one because the debaters were far apart
 
@@ -632,13 +645,16 @@ class _Run:
 
     def _checks_on(self) -> bool:
         critic = self.cfg.critic
-        return critic.calculator or critic.answer_check or critic.quantity_check or critic.integer_check
+        checks = (critic.calculator, critic.answer_check, critic.quantity_check, critic.integer_check)
+        return any(checks) or critic.program_check
 
     def _calculator_step(self, rnd: Round) -> None:
-        """Check each agent's latest proposal without an LM call: its arithmetic (``critic.calculator``),
-        whether its steps reach its answer (``critic.answer_check``) and use the question's quantities
-        (``critic.quantity_check``), and whether a numeric answer is whole (``critic.integer_check``)."""
+        """Check each agent's latest proposal, with no LM call: its arithmetic (``critic.calculator``), whether
+        its steps reach its answer (``critic.answer_check``) and use the question's quantities
+        (``critic.quantity_check``), whether a numeric answer is whole (``critic.integer_check``); and whether it
+        is what programs solving the question compute (``critic.program_check``: the solver's calls, once a debate)."""
         critic, self.checked = self.cfg.critic, {}
+        programs = self._program_values(rnd) if critic.program_check else []
         for i, proposal in sorted(self.proposals.items()):
             steps, answer = [str(s) for s in proposal.get("reasoning_steps") or []], str(proposal.get("answer") or "")
             wrong = wrong_calculations(steps) if critic.calculator else []
@@ -651,12 +667,36 @@ class _Run:
                     unused_quantities(answer, self.question, steps) if critic.quantity_check else None
                 ),
                 EventKind.FRACTIONAL_ANSWER: fractional_answer(answer) if critic.integer_check else None,
+                EventKind.PROGRAM_DISAGREES: (
+                    program_disagreement(answer, programs, critic.program_agreement) if critic.program_check else None
+                ),
             }
             for kind, issue in answer_issues.items():
                 if issue:
                     rnd.events.append(Event(kind=kind, agent=i, text=issue["evidence"]))
             if issues := wrong + [issue for issue in answer_issues.values() if issue]:
                 self.checked[i] = issues
+
+    def _program_values(self, rnd: Round) -> list[float | None]:
+        """What the solver's programs for the question compute (None for one that fails): written and run in
+        the first round that checks, kept for the rest of the debate."""
+        if self.program_values is None:
+            critic = self.cfg.critic
+            jobs = [
+                replace(
+                    self.debate.job(Role.SOLVER, None, rnd.index, critic.model, temperature, question=self.question),
+                    config=config,
+                )
+                for temperature, config in sampling(critic.program_samples)
+            ]
+            outcomes = self._run(jobs, rnd)
+            self.program_values = [
+                run_program(str(o.prediction.get("program") or "")) if o.prediction is not None else None
+                for o in outcomes
+            ]
+            ran = [f"{v:g}" for v in self.program_values if v is not None]
+            rnd.events.append(Event(kind=EventKind.PROGRAMS_RUN, count=len(ran), text=", ".join(ran) or "none"))
+        return self.program_values
 
     def _refuted(self, rnd: Round) -> bool:
         """Whether a consensus stop is overruled: a proposal holding the winning answer fails a check, and a

@@ -10,6 +10,7 @@ from madspy.signatures.roles import (
     Resolve,
     Revise,
     Role,
+    SolveInCode,
 )
 
 __all__ = [
@@ -22,4 +23,5 @@ __all__ = [
     "Resolve",
     "Revise",
     "Role",
+    "SolveInCode",
 ]

@@ -2,7 +2,8 @@
 
 The brief's five roles (proposer, critic, resolver, referee, mask evaluator) are six
 predictors: the proposer's later-round revision is a role of its own (``reviser``), with its
-own inputs, demos and instructions. ``Role`` names them once; the same spelling names the
+own inputs, demos and instructions. A seventh, the ``solver``, serves the critic's program
+check: it writes the question as a program that a sandbox runs. ``Role`` names them once; the same spelling names the
 predictor (``debate.critic``), its config section, a transcript call's ``role`` and its entry in
 a compiled artifact. Each Signature's docstring is the hand-written instruction of its role:
 the "handwritten" arm of A/B tests against compiled programs. No two roles share a
@@ -35,6 +36,7 @@ class Role(Vocabulary):
     RESOLVER = "resolver"
     REFEREE = "referee"
     MASK = "mask"  # the mask evaluator: keeps or drops a remembered answer (MAD-M2)
+    SOLVER = "solver"  # the program check's solver: writes the question as a program (critic.program_check)
 
     @property
     def answers(self) -> bool:
@@ -184,3 +186,14 @@ class MaskEvaluate(dspy.Signature):
     question: str = dspy.InputField()
     memory: str = dspy.InputField(desc="a previous-round answer with its reasoning")
     label: MaskLabel = dspy.OutputField()
+
+
+class SolveInCode(dspy.Signature):
+    """Write a short Python program that solves the question.
+    Name each quantity the question gives in a variable, compute step by step with arithmetic,
+    and assign the final number to a variable named `answer`. No input(), no print(), no imports."""
+
+    # The solver of the program check (``madspy.programs.program_check``): its code is run in a sandbox
+    # and compared with the debaters' answers (Program of Thoughts, Chen et al. 2022).
+    question: str = dspy.InputField()
+    program: str = dspy.OutputField(desc="Python code that assigns the final number to `answer`")

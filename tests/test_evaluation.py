@@ -843,7 +843,7 @@ def test_the_debate_preset_is_the_program_its_committed_rows_describe(bench_mode
 # The config fields every recorded fingerprint covers (2026-12-06). A field added later changes every program's
 # fingerprint, and so turns every recorded eval folder into "another version" (resume, calibrate, redecide and
 # compare --record refuse it), unless it is registered in ``_ADDED_OFF`` with the value that keeps the earlier
-# behaviour.
+# behaviour (or in ``_ADDED_WITH_ROLE``, with the role and settings it brings).
 FINGERPRINTED = """adversaries.agents adversaries.answer adversaries.plant agents budget_s budget_tokens calibrator
 cascade_gate credit_ledger critic.checklist_retry critic.deep_review_below critic.enabled critic.flag_weight_above
 critic.isolated critic.model critic.per_answer critic.temperature defenses.critic_weighting
@@ -856,7 +856,7 @@ stop.decisive_confidence stop.decisive_share stop.stable_rounds summary_keep_rou
 
 
 def test_a_new_config_field_is_registered_so_recorded_folders_stay_valid():
-    from madspy.evaluation import _ADDED_OFF, _OPERATIONAL
+    from madspy.evaluation import _ADDED_OFF, _ADDED_WITH_ROLE, _OPERATIONAL
 
     def paths(config: dict, prefix: str = "") -> set[str]:
         nested = {k for k, v in config.items() if isinstance(v, dict)}
@@ -866,6 +866,8 @@ def test_a_new_config_field_is_registered_so_recorded_folders_stay_valid():
 
     fields = paths(DebateConfig().model_dump(mode="json"))
     registered = set(_OPERATIONAL) | {f"{section}.{field}" for section, field in _ADDED_OFF}
+    for (section, field), (_, settings) in _ADDED_WITH_ROLE.items():
+        registered |= {f"{section}.{field}"} | {f"{section}.{name}" for name in settings}
     unregistered = fields - registered - set(FINGERPRINTED)
     assert not unregistered, f"register {sorted(unregistered)} in madspy.evaluation._ADDED_OFF (see this test's note)"
     assert set(FINGERPRINTED) <= fields, "a fingerprinted field was removed: recorded folders no longer match"

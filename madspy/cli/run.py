@@ -102,6 +102,11 @@ RUN_SWITCHES: dict[str, tuple[dict[str, Any], str]] = {
         "flag a numeric answer with a fractional part (no LM call; for tasks whose answers are whole numbers,"
         " such as gsm8k); it is debated",
     ),
+    "--program-check": (
+        {"critic.program_check": True},
+        "flag a numeric answer that differs from what programs solving the question compute (the solver's calls,"
+        " run in a sandbox); it is debated",
+    ),
     "--per-answer-critic": ({"critic.per_answer": True}, "one critique per distinct answer (debate: on with --critic)"),
     "--referee": ({"referee.enabled": True}, "referee each round: relevance, interventions, topic anchor"),
     "--referee-long": ({"referee.enabled": True, "referee.cadence": "long"}, "referee only unusually long rounds"),

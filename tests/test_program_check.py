@@ -1,0 +1,174 @@
+"""The program check: model-written programs run in a sandbox, and answers that disagree with them flagged."""
+
+from __future__ import annotations
+
+import dspy
+import pytest
+from scripts import agent_of, proposal
+
+from madspy.core.models import adapter_for, make_lm
+from madspy.data import get_task
+from madspy.evaluation import build_program, program_fingerprint
+from madspy.programs import Debate
+from madspy.programs.artifact import load_program, save_program
+from madspy.programs.presets import preset
+from madspy.programs.program_check import (
+    agreed_value,
+    clean_program,
+    program_disagreement,
+    run_program,
+    solve_in_code,
+)
+from madspy.testing import Turn, calls_of
+
+PERSONAS = [a.persona for a in preset("debate").agents]
+
+
+@pytest.mark.parametrize(
+    ("code", "value"),
+    [
+        ("eggs = 16\neaten = 3\nbaked = 4\nanswer = (eggs - eaten - baked) * 2", 18.0),
+        ("```python\nimport math\nboxes = math.ceil(25 / 4)\nanswer = boxes\n```", 7.0),
+        ("from math import floor\nanswer = floor(7 / 2)", 3.0),
+        ("total = 0\nfor day in range(5):\n    total += day\nanswer = total if total > 3 else 0", 10.0),
+        ("def cost(n):\n    return 3 * n\nanswer = cost(4) + 0.5", 12.5),
+    ],
+)
+def test_a_program_runs_to_the_number_in_answer(code, value):
+    assert run_program(code) == value
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import os\nanswer = len(os.listdir('/'))",  # no import but math
+        "answer = open('/etc/hostname').read()",  # no files
+        "answer = ().__class__.__bases__[0]",  # no dunder attributes
+        "x = 0\nwhile True:\n    x += 1\nanswer = x",  # CPU time limit
+        "answer = sum(range(10**12))",  # CPU time limit inside one builtin call
+        "cells = [0] * 10**10\nanswer = 1",  # memory limit
+        "answer = 'seven'",  # not a number
+        "answer = True",
+        "answer = float('inf')",
+        "total = 4 +",  # a syntax error
+        "result = 4",  # no answer
+        "",
+        "answer = 1\n" + "x = 1\n" * 2000,  # longer than MAX_PROGRAM
+    ],
+)
+def test_a_program_that_breaks_a_rule_gives_none(code):
+    assert run_program(code) is None
+
+
+def test_clean_program_drops_fences_and_math_imports_only():
+    assert clean_program("```py\nimport math\nimport os\nanswer = 1\n```") == "import os\nanswer = 1"
+
+
+def test_programs_agree_only_with_enough_of_them():
+    assert agreed_value([4.0, 4.0, None], agreement=2) == (4.0, 2)
+    assert agreed_value([4.0, 5.0, None], agreement=2) is None
+    assert agreed_value([None, None], agreement=1) is None
+
+
+@pytest.mark.parametrize(
+    ("answer", "values", "flagged"),
+    [
+        ("4", [3.0, 3.0, 9.0], True),
+        ("$1,200", [1200.0, 1200.0], False),  # written with a sign and a thousands comma
+        ("18.0", [18.0, 18.0], False),
+        ("4", [3.0, 9.0, None], False),  # the programs do not agree
+        ("B", [3.0, 3.0], False),  # no number in the answer
+        ("3 or 4", [3.0, 3.0], False),  # not one number
+    ],
+)
+def test_an_answer_is_flagged_when_it_differs_from_the_agreed_value(answer, values, flagged):
+    issue = program_disagreement(answer, values, agreement=2)
+    assert (issue is not None) == flagged
+    if flagged:
+        assert issue["location"] == "answer" and issue["issue_type"] == "contradiction"
+        assert "computes 3, not 4" in issue["evidence"]
+
+
+def test_solve_in_code_asks_greedy_once_then_distinct_samples(scripted):
+    temperatures = []
+
+    def script(turn):
+        temperatures.append(turn.temperature)
+        return {"program": f"answer = {len(temperatures)}"}
+
+    model = scripted(script)
+    with dspy.context(lm=make_lm(model, cache=False), adapter=adapter_for(model)):
+        programs = solve_in_code("How many?", samples=3)
+    assert [run_program(p) for p in programs] == [1.0, 2.0, 3.0]
+    assert temperatures == [0.0, 0.7, 0.7]
+
+
+# -- in a debate -------------------------------------------------------------------------------------------------
+QUESTION = "Tom had 20 apples, gave half to Ann, then ate 3 of the rest. How many are left?"
+STEPS = {"17": "20 - 3 = 17", "7": "20 / 2 = 10, 10 - 3 = 7"}  # both calculations right: only a reading is wrong
+
+
+def debaters_and_solver(answers: list[str], programs: list[str]):
+    """Agent i proposes answers[i]; a reviser told of a program's finding moves to 7; the solver writes
+    ``programs`` in turn (greedy first)."""
+    written = iter(programs)
+
+    def script(turn: Turn):
+        if turn.role == "solver":
+            return {"program": next(written)}
+        i = agent_of(turn, PERSONAS)
+        if turn.role == "proposer":
+            return proposal(answers[i]) | {"reasoning_steps": [STEPS[answers[i]]]}
+        if turn.role == "reviser":
+            told = any("program solving the question computes 7" in c for c in turn.input_json("critiques"))
+            answer = "7" if told else answers[i]
+            return proposal(answer, evidence="critique 1" if told else "none") | {"reasoning_steps": [STEPS[answer]]}
+        return "unexpected role"
+
+    return script
+
+
+RIGHT = "apples = 20\nkept = apples / 2\nanswer = kept - 3"
+WRONG = "answer = 20 - 3"
+CHECK = {"program_check": True, "program_samples": 3, "program_agreement": 2}
+
+
+def test_a_decisive_vote_the_programs_disagree_with_is_debated_and_its_holders_told(scripted):
+    model = scripted(debaters_and_solver(["17", "17", "7"], [RIGHT, WRONG, RIGHT]))
+    result = Debate(preset("debate", model=model, protocol="majority", critic=CHECK))(question=QUESTION)
+    assert result.answer == "7" and len(result.transcript.rounds) == 2
+    first = result.transcript.rounds[0]
+    assert [e.agent for e in first.events if e.kind == "program_disagrees"] == [0, 1]
+    assert [str(e) for e in first.events if e.kind == "programs_run"] == [
+        "program check: 3 program(s) computed a number: 7, 17, 7"
+    ]
+    solver = [t for t in calls_of(model) if t.role == "solver"]
+    assert [t.temperature for t in solver] == [0.0, 0.7, 0.7]  # written once, in the first round
+    assert [c.role for c in first.calls].count("solver") == 3 and result.usage["calls"] == 3 + 3 + 3
+
+
+def test_programs_that_do_not_agree_flag_nothing(scripted):
+    model = scripted(debaters_and_solver(["17", "17", "7"], [RIGHT, WRONG, "answer = nothing_defined"]))
+    result = Debate(preset("debate", model=model, protocol="majority", critic=CHECK))(question=QUESTION)
+    assert result.answer == "17" and result.stop_reason == "decisive_vote"
+    assert not [e for e in result.transcript.rounds[0].events if e.kind == "program_disagrees"]
+
+
+def test_without_the_program_check_the_solver_is_never_called_and_fingerprints_are_unchanged(scripted):
+    model = scripted(debaters_and_solver(["17", "17", "7"], []))
+    result = Debate(preset("debate", model=model, protocol="majority"))(question=QUESTION)
+    assert result.answer == "17" and "solver" not in [t.role for t in calls_of(model)]
+    # The preset's fingerprint of the committed arc_challenge runs, recorded before the solver role existed.
+    task = get_task("arc_challenge")
+    arc = build_program("debate", task, "local/qwen2.5-coder-1.5b-instruct-q4_k_m")
+    assert program_fingerprint(arc) == "8a304fd2270ed660"
+    assert program_fingerprint(arc.fork(critic=CHECK)) != "8a304fd2270ed660"
+
+
+def test_the_solver_is_a_role_of_the_program_file(scripted, tmp_path):
+    debate = Debate(preset("debate", model=scripted(lambda turn: {}), critic=CHECK))
+    debate.solver.signature = debate.solver.signature.with_instructions("Write Python. Assign `answer`.")
+    save_program(debate, tmp_path / "p.json")
+    loaded = load_program(tmp_path / "p.json")
+    assert loaded.solver.signature.instructions == "Write Python. Assign `answer`."
+    assert loaded.config.critic.program_samples == 3
