@@ -9,7 +9,8 @@ A debate on a training question records each role call's inputs and outputs in i
   alarm, and passing a wrong one a miss);
 - resolver: ``gold_among`` (some proposal it judged holds the gold answer) and ``correct``;
 - mask: ``memory_correct`` (the remembered answer is right);
-- referee: ``agreed`` (the round's answers were all the same).
+- referee: ``agreed`` (the round's answers were all the same);
+- solver: ``correct`` (its program, run in the program check's sandbox, computes the gold answer).
 
 Saved as one JSONL file per role (``save_role_datasets``; ``madspy roles`` builds them from eval folders),
 so a role is compiled on its own calls without rerunning debates.
@@ -42,6 +43,7 @@ from madspy.programs.answers import clean_answer
 from madspy.programs.critique import focus_for
 from madspy.programs.debate import format_proposal
 from madspy.programs.defenses import neutralize
+from madspy.programs.program_check import program_answer
 from madspy.programs.transcript import Transcript
 from madspy.signatures import Role
 
@@ -91,6 +93,8 @@ def _labels(
         return {"gold_among": any(right(a) for a in held), "correct": right(str(output.get("final_answer") or ""))}
     if role == Role.MASK:
         return {"memory_correct": right(shown_answer(inputs.get("memory", "")))}
+    if role == Role.SOLVER:
+        return {"correct": right(program_answer(output))}
     return {"agreed": len(set(round_answers)) == 1}  # the referee
 
 

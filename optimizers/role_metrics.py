@@ -8,7 +8,8 @@
 - resolver: pick the gold answer when a proposal holds it, with a calibrated confidence; when none
   does, a low confidence is all it can get right;
 - mask: the label the memory deserves (YES for a right answer, NO for a wrong one);
-- referee: ``converged`` when, and only when, the round's answers agreed.
+- referee: ``converged`` when, and only when, the round's answers agreed;
+- solver: a program that computes the gold answer (run in the program check's sandbox).
 
 Under a bootstrapping trace (DSPy's convention for keeping demos) a metric answers "was this call
 good": a full score.
@@ -32,6 +33,7 @@ import dspy
 
 from madspy.data import Task
 from madspy.programs.critique import valid_issues
+from madspy.programs.program_check import program_answer
 from madspy.signatures import Role
 
 
@@ -71,6 +73,8 @@ class RoleMetric:
             return 0.7 * correct + 0.3 * calibration if example.gold_among else calibration
         if self.role == Role.MASK:
             return float(pred.get("label") == ("YES" if example.memory_correct else "NO"))
+        if self.role == Role.SOLVER:
+            return float(self.right(program_answer(pred), example))
         return float(bool(pred.get("converged")) == bool(example.agreed))  # the referee
 
     def __call__(
@@ -117,4 +121,8 @@ class RoleMetric:
                 return f"No debater had the gold answer {gold}; a low confidence was the right call."
             verdict = "right" if self.right(chosen, example) else f"wrong: a debater had the gold answer {gold}"
             return f"The resolver chose {chosen} with confidence {_confidence(pred):.2f}: {verdict}."
+        if self.role == Role.SOLVER:
+            computed = program_answer(pred) or "no number"
+            verdict = "right" if score == 1.0 else f"wrong; the gold answer is {gold}"
+            return f"The solver's program computed {computed}: {verdict}."
         return f"Score {score:.2f}."

@@ -33,7 +33,7 @@ import re
 import subprocess
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import dspy
@@ -92,6 +92,17 @@ def run_program(code: str, timeout_s: float = 5.0) -> float | None:
         return json.loads(done.stdout.strip().splitlines()[-1])["answer"] if done.returncode == 0 else None
     except (subprocess.TimeoutExpired, ValueError, IndexError, KeyError, OSError):
         return None
+
+
+def program_answer(output: Mapping[str, Any]) -> str:
+    """What the solver's ``program`` output computes, written as an answer ("" when it computes nothing): how
+    role datasets label a solver call and role metrics score one.
+
+    >>> program_answer({"program": "answer = 12 / 4"}), program_answer({"program": "answer = 'x'"})
+    ('3', '')
+    """
+    value = run_program(str(output.get("program") or ""))
+    return "" if value is None else f"{value:g}"
 
 
 def agreed_value(values: Sequence[float | None], agreement: int) -> tuple[float, int] | None:

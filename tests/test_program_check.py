@@ -172,3 +172,25 @@ def test_the_solver_is_a_role_of_the_program_file(scripted, tmp_path):
     loaded = load_program(tmp_path / "p.json")
     assert loaded.solver.signature.instructions == "Write Python. Assign `answer`."
     assert loaded.config.critic.program_samples == 3
+
+
+def test_a_solver_call_is_a_role_example_labelled_by_what_its_program_computes_and_scored_so():
+    import dspy as _dspy
+
+    from madspy.optimizers.role_data import role_examples
+    from madspy.optimizers.role_metrics import RoleMetric
+    from madspy.programs.transcript import Call, Round, Transcript
+
+    calls = [
+        Call(role="solver", round=0, inputs={"question": QUESTION}, output={"program": program})
+        for program in (RIGHT, WRONG, "answer = undefined_name")
+    ]
+    transcript = Transcript(question=QUESTION, rounds=[Round(index=0, calls=calls)])
+    task = get_task("gsm8k")
+    examples = role_examples(transcript, "q1", "7", lambda a: task.score(a, "7") == 1.0)
+    assert [(e.role, e.labels) for e in examples] == [("solver", {"correct": c}) for c in (True, False, False)]
+    metric = RoleMetric(task, "solver")
+    example = _dspy.Example(question=QUESTION, gold="7").with_inputs("question")
+    scores = [metric(example, _dspy.Prediction(program=p)) for p in (RIGHT, WRONG)]
+    assert scores == [1.0, 0.0]
+    assert "computed 17: wrong; the gold answer is 7" in metric.feedback(example, _dspy.Prediction(program=WRONG), 0.0)
