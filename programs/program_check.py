@@ -48,7 +48,10 @@ _FENCE = re.compile(r"^\s*```(?:python|py)?\s*\n?|\n?\s*```\s*$")
 _MATH_IMPORT = re.compile(r"^\s*(?:import math|from math import [\w, ]+)\s*$", re.MULTILINE)
 _NUMERIC = re.compile(r"-?\d+(?:,\d{3})*(?:\.\d+)?")
 
-# Runs in the child process: limits first, then asteval on the code read from stdin; one JSON line out.
+# The child's whole environment: one BLAS thread, so a library imported with asteval reserves little memory.
+_CHILD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+# Runs in the child process (POSIX: its limits use ``resource``): limits first, then asteval on the code read
+# from stdin; one JSON line out.
 _CHILD = f"""
 import json, math, resource, sys, types
 resource.setrlimit(resource.RLIMIT_CPU, ({CPU_SECONDS}, {CPU_SECONDS}))
@@ -87,7 +90,12 @@ def run_program(code: str, timeout_s: float = 5.0) -> float | None:
         return None
     try:
         done = subprocess.run(
-            [sys.executable, "-I", "-c", _CHILD], input=code, capture_output=True, text=True, timeout=timeout_s
+            [sys.executable, "-I", "-c", _CHILD],
+            input=code,
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            env=_CHILD_ENV,
         )
         return json.loads(done.stdout.strip().splitlines()[-1])["answer"] if done.returncode == 0 else None
     except (subprocess.TimeoutExpired, ValueError, IndexError, KeyError, OSError):
