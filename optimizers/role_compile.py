@@ -268,6 +268,11 @@ def compile_roles(
             f"the program does not run its {', '.join(off)} ({off[0]}.enabled is false): a compiled prompt "
             f"would never be used; start from a program that runs it (e.g. --set {off[0]}.enabled=true)"
         )
+    if Role.SOLVER in wanted and not debate.config.critic.program_check:
+        raise CompileError(
+            "the program does not run its solver (critic.program_check is false): a compiled prompt would never "
+            "be used; start from a program that runs it (e.g. --set critic.program_check=true)"
+        )
     missing = [str(r) for r in wanted if not datasets.get(r)]
     if missing:
         raise CompileError(f"no recorded calls of {', '.join(missing)} in the role datasets")

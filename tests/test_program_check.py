@@ -194,3 +194,47 @@ def test_a_solver_call_is_a_role_example_labelled_by_what_its_program_computes_a
     scores = [metric(example, _dspy.Prediction(program=p)) for p in (RIGHT, WRONG)]
     assert scores == [1.0, 0.0]
     assert "computed 17: wrong; the gold answer is 7" in metric.feedback(example, _dspy.Prediction(program=WRONG), 0.0)
+
+
+def test_compiling_the_solver_of_a_program_that_never_runs_it_is_refused(scripted):
+    from madspy.core.errors import CompileError
+    from madspy.optimizers.role_compile import compile_roles
+
+    debate = Debate(preset("debate", model=scripted(lambda turn: {})))
+    with pytest.raises(CompileError, match=r"critic.program_check is false.*--set critic.program_check=true"):
+        compile_roles(debate, {}, get_task("gsm8k"), "bootstrap", roles=["solver"])
+
+
+def test_a_solver_compile_keeps_only_programs_that_compute_the_gold_answer(scripted):
+    import re
+
+    from madspy.optimizers.role_compile import compile_roles
+    from madspy.optimizers.role_data import RoleExample
+
+    def script(turn):  # right on even numbers, one too many on odd ones
+        n = int(re.search(r"(\d+) plus 2", turn.inputs["question"]).group(1))
+        return {"program": f"n = {n}\nanswer = n + {2 if n % 2 == 0 else 3}"}
+
+    model = scripted(script)
+    examples = [
+        RoleExample(
+            role="solver",
+            question_id=f"q{n}",
+            inputs={"question": f"What is {n} plus 2?"},
+            outputs=script(Turn(model, None, {"question": f"What is {n} plus 2?"}, [], 0.0)),
+            labels={"correct": n % 2 == 0},
+            gold=str(n + 2),
+        )
+        for n in range(1, 13)
+    ]
+    debate = Debate(preset("debate", model=model, critic={"program_check": True}))
+    with dspy.context(lm=dspy.LM(model, cache=False)):
+        compiled, reports = compile_roles(
+            debate, {"solver": examples}, get_task("arithmetic"), "bootstrap", roles=["solver"], max_demos=4
+        )
+    demos = compiled.solver.demos
+    assert demos and reports["solver"].train > 0
+    for demo in demos:
+        n = int(re.search(r"(\d+) plus 2", demo["question"]).group(1))
+        assert run_program(demo["program"]) == n + 2
+    assert debate.solver.demos == [] and compiled.proposer.demos == debate.proposer.demos
