@@ -1,4 +1,4 @@
-"""Progress of long runs (``eval``, ``search``): rich bars on a terminal, plain lines elsewhere.
+"""Progress of long runs (``eval``, ``search``, ``role-eval``): rich bars on a terminal, plain lines elsewhere.
 
 Rich draws no bar until the end when stderr is not a terminal (``nohup``, a CI log), so a run there would show
 nothing for hours; it gets one line per finished step instead.

@@ -26,9 +26,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from rich.progress import track
-
 from madspy.core.errors import EvalError
+from madspy.core.progress import progress_display
 from madspy.data import Task
 from madspy.evaluation import ROWS_FILE, SETTINGS_FILE, build_program, program_fingerprint, read_settings
 from madspy.optimizers.metrics import accuracy, critic_rates, mcnemar, paired_bootstrap
@@ -102,13 +101,15 @@ def score_role(
     debates = {p: build_program(p, task, model, api_base=api_base) for p in programs}
     _check_settings(out, {"role": str(role), "task": task.name, "model": model}, debates, {r["program"] for r in rows})
     todo = [(p, e) for e in examples for p in programs if (p, example_key(e)) not in done]
-    steps = track(todo, description=f"{role} calls", transient=True) if progress else todo
-    with append_jsonl(rows_path) as f:
-        for program, e in steps:
+    with progress_display(progress) as (bars, say), append_jsonl(rows_path) as f:
+        bar = bars.add_task(f"{role} calls", total=len(todo))
+        for n, (program, e) in enumerate(todo, 1):
             row = {"program": program, "example": example_key(e)} | _score_one(debates[program], role, e, metric)
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
             f.flush()
             rows.append(row)
+            bars.advance(bar)
+            say(f"{role} {n}/{len(todo)}: {program} on {row['example']}: score {row['score']:.2f}")
     summary = summarize_role_rows(rows, role, programs, [example_key(e) for e in examples])
     summary |= {"role_data": str(role_data), "task": task.name, "model": model}
     (out / SUMMARY_FILE).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")

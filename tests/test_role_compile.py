@@ -424,6 +424,10 @@ def test_role_eval_ab_tests_a_compiled_critic_against_the_handwritten_one(script
     assert hand["hit_rate"] == 0.0 and mine["hit_rate"] == 1.0 and mine["false_alarm_rate"] == 0.0
     assert summary["examples"] == len(load_role_dataset(role_data, Role.CRITIC))
     assert mine["vs_first"]["only_this_good"] == mine["wrong"] and mine["vs_first"]["mcnemar_p"] < 0.05
+    lines = capsys.readouterr().err.splitlines()  # not a terminal: one progress line per scored call
+    todo = 2 * summary["examples"]
+    assert len(lines) == todo and lines[0].startswith(f"critic 1/{todo}: ")
+    assert lines[-1].startswith(f"critic {todo}/{todo}: {program} on ") and lines[-1].endswith("score 1.00")
     calls = len(calls_of(model))
     assert main(argv) == 0  # resumed: every row is there, no call made
     assert len(calls_of(model)) == calls

@@ -189,7 +189,7 @@ def cmd_role_eval(args: argparse.Namespace) -> int:
         out=args.out,
         limit=args.limit,
         api_base=args.api_base,
-        progress=sys.stderr.isatty(),
+        progress=True,
     )
     print(json.dumps(summary, indent=2))
     for program in recordable if args.record else []:
