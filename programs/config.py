@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from madspy.core.errors import ConfigError
 from madspy.core.models import DEFAULT_MODEL
@@ -130,13 +130,13 @@ class CriticConfig(RoleConfig):
     deep_review_below: float | None = Field(0.5, ge=0.0, le=1.0)
     flag_weight_above: float | None = Field(0.85, ge=0.0, le=1.0)
 
-    @model_validator(mode="after")
-    def _check(self) -> CriticConfig:
-        if self.program_agreement > self.program_samples:
-            raise ValueError(
-                f"program_agreement ({self.program_agreement}) cannot exceed program_samples ({self.program_samples})"
-            )
-        return self
+    @field_validator("program_agreement")
+    @classmethod
+    def _agreement_within_samples(cls, agreement: int, info: ValidationInfo) -> int:
+        samples = info.data.get("program_samples")
+        if samples is not None and agreement > samples:
+            raise ValueError(f"{agreement} programs cannot agree among program_samples = {samples}")
+        return agreement
 
 
 class RefereeConfig(RoleConfig):

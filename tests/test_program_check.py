@@ -238,3 +238,14 @@ def test_a_solver_compile_keeps_only_programs_that_compute_the_gold_answer(scrip
         n = int(re.search(r"(\d+) plus 2", demo["question"]).group(1))
         assert run_program(demo["program"]) == n + 2
     assert debate.solver.demos == [] and compiled.proposer.demos == debate.proposer.demos
+
+
+def test_more_agreeing_programs_than_samples_is_refused_naming_the_field(scripted, capsys):
+    from madspy.cli import main
+
+    model = scripted(lambda turn: {})
+    argv = ["run", "How many?", "--model", model, "--program-check", "--set", "critic.program_samples=3"]
+    assert main([*argv, "--set", "critic.program_agreement=5"]) == 2
+    assert "error: critic.program_agreement: Value error, 5 programs cannot agree among program_samples = 3" in (
+        capsys.readouterr().err
+    )
