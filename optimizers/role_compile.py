@@ -262,16 +262,12 @@ def compile_roles(
 ) -> tuple[Debate, dict[str, RoleReport]]:
     """A copy of ``debate`` with the ``roles`` named compiled on their datasets; the other roles untouched."""
     wanted = roles_named(roles)
-    off = [str(r) for r in wanted if (part := debate.config.role_config(r)) is not None and not part.enabled]
+    off = {str(r): switch[0] for r in wanted if (switch := debate.config.switch_of(r)) is not None and not switch[1]}
     if off:
+        field = next(iter(off.values()))
         raise CompileError(
-            f"the program does not run its {', '.join(off)} ({off[0]}.enabled is false): a compiled prompt "
-            f"would never be used; start from a program that runs it (e.g. --set {off[0]}.enabled=true)"
-        )
-    if Role.SOLVER in wanted and not debate.config.critic.program_check:
-        raise CompileError(
-            "the program does not run its solver (critic.program_check is false): a compiled prompt would never "
-            "be used; start from a program that runs it (e.g. --set critic.program_check=true)"
+            f"the program does not run its {', '.join(off)} ({field} is false): a compiled prompt "
+            f"would never be used; start from a program that runs it (e.g. --set {field}=true)"
         )
     missing = [str(r) for r in wanted if not datasets.get(r)]
     if missing:

@@ -379,6 +379,17 @@ class DebateConfig(_Strict):
         parts = {"critic": self.critic, "resolver": self.resolver, "referee": self.referee, "mask": self.mask}
         return parts.get(str(role))
 
+    def switch_of(self, role: str) -> tuple[str, bool] | None:
+        """The field that turns ``role`` on, and its value; None for the roles every debate runs (proposer, reviser).
+
+        >>> DebateConfig().switch_of("solver"), DebateConfig().switch_of("mask"), DebateConfig().switch_of("proposer")
+        (('critic.program_check', False), ('mask.enabled', True), None)
+        """
+        if str(role) == "solver":  # the program check's role
+            return "critic.program_check", self.critic.program_check
+        part = self.role_config(role)
+        return None if part is None else (f"{role}.enabled", part.enabled)
+
     def models(self) -> set[str]:
         """Every model string the debate may call."""
         used = {self.model} | {a.model for a in self.agents if a.model}

@@ -645,8 +645,9 @@ class _Run:
 
     def _checks_on(self) -> bool:
         critic = self.cfg.critic
-        checks = (critic.calculator, critic.answer_check, critic.quantity_check, critic.integer_check)
-        return any(checks) or critic.program_check
+        return any(
+            (critic.calculator, critic.answer_check, critic.quantity_check, critic.integer_check, critic.program_check)
+        )
 
     def _calculator_step(self, rnd: Round) -> None:
         """Check each agent's latest proposal, with no LM call: its arithmetic (``critic.calculator``), whether
