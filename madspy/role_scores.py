@@ -35,6 +35,7 @@ from madspy.optimizers.role_data import RoleExample, load_role_dataset
 from madspy.optimizers.role_metrics import RoleMetric, flagged
 from madspy.programs.calls import run_jobs
 from madspy.programs.debate import Debate
+from madspy.programs.program_check import sampling
 from madspy.rows import append_jsonl, jsonl_records
 from madspy.signatures import Role
 
@@ -48,7 +49,10 @@ def example_key(e: RoleExample) -> str:
 
 
 def _settings_of(debate: Debate, role: Role) -> tuple[str | None, float]:
-    """The model (None: the debate's) and temperature the debate calls ``role`` with (answers: agent 0's)."""
+    """The model (None: the debate's) and temperature the debate calls ``role`` with (answers: agent 0's; the
+    solver: the critic's model at its first, greedy program's temperature)."""
+    if role == Role.SOLVER:
+        return debate.config.critic.model, sampling(1)[0][0]
     part = debate.config.role_config(role) or debate.config.agents[0]
     return part.model, part.temperature
 

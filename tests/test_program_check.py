@@ -249,3 +249,30 @@ def test_more_agreeing_programs_than_samples_is_refused_naming_the_field(scripte
     assert "error: critic.program_agreement: Value error, 5 programs cannot agree among program_samples = 3" in (
         capsys.readouterr().err
     )
+
+
+def test_role_eval_calls_the_solver_as_a_debate_does_with_the_critics_model_greedy(scripted, tmp_path):
+    from madspy.optimizers.role_data import RoleExample, save_role_datasets
+    from madspy.role_scores import score_role
+
+    debaters = scripted(lambda turn: "only the solver is called")
+    checker = scripted(lambda turn: {"program": RIGHT})
+    examples = [
+        RoleExample(
+            role="solver",
+            question_id="q1",
+            inputs={"question": QUESTION},
+            outputs={"program": WRONG},
+            labels={"correct": False},
+            gold="7",
+        )
+    ]
+    save_role_datasets(examples, tmp_path / "roles")
+    debate = Debate(preset("debate", model=debaters, critic=CHECK | {"model": checker}))
+    save_program(debate, tmp_path / "p.json")
+    summary = score_role(
+        tmp_path / "roles", "solver", [str(tmp_path / "p.json")], get_task("gsm8k"), debaters, out=tmp_path / "ab"
+    )
+    assert [(t.role, t.temperature) for t in calls_of(checker)] == [("solver", 0.0)]
+    assert calls_of(debaters) == []
+    assert summary["programs"][str(tmp_path / "p.json")]["score"] == 1.0  # its program computes the gold
