@@ -42,10 +42,15 @@ def set_changes(items: list[str], changes: dict[str, Any] | None = None) -> dict
 def flag_of(parser: argparse.ArgumentParser, command: str, field: str) -> str:
     """How ``command`` reaches config ``field``: its flag and the field (``--max-tokens (max_tokens)``), else the field.
 
+    Only a flag that takes a value reaches a field; a switch (``--critic``) sets fixed values, and its name is
+    not the config section of the same name (an error in section ``critic`` is not one of ``--critic``).
+
     >>> from madspy.cli import build_parser
     >>> flag_of(build_parser(), "eval", "max_tokens"), flag_of(build_parser(), "run", "stop.agreement_gate")
     ('--max-tokens (max_tokens)', '--agreement-gate (stop.agreement_gate)')
+    >>> flag_of(build_parser(), "run", "critic")
+    'critic'
     """
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
-    flags = {a.dest: a.option_strings[0] for a in commands[command]._actions if a.option_strings}
+    flags = {a.dest: a.option_strings[0] for a in commands[command]._actions if a.option_strings and a.nargs != 0}
     return f"{flags[field]} ({field})" if field in flags else field
