@@ -271,6 +271,17 @@ def close_all() -> None:
             _MODELS.popitem()[1].close()
 
 
+def engine() -> str:
+    """What serves ``local/`` models here: llama-cpp-python's version and the CPU features its kernels use.
+
+    Builds of the same version on different CPUs can answer the same prompt differently, so eval rows
+    record this (``madspy.sessions``). Example: ``llama-cpp-python 0.3.36 (SSE3 AVX AVX2 FMA ...)``.
+    """
+    info = llama_cpp.llama_print_system_info().decode("utf-8", errors="replace")
+    features = [m.group(1) for m in re.finditer(r"(\w+) = 1\b", info)]
+    return f"llama-cpp-python {llama_cpp.__version__} ({' '.join(features) or info.strip()})"
+
+
 def context_limit(model: str) -> int:
     """The context window, in tokens, of a ``local/...`` model (loads it)."""
     loaded = _load(model)

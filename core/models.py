@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import unicodedata
 from typing import Any
@@ -58,6 +59,19 @@ def portable_model(model: str) -> str:
     from madspy.core import local
 
     return local.portable(model)
+
+
+def engine_of(model: str) -> str:
+    """What serves ``model`` on this machine: llama.cpp's build for ``local/`` models, else LiteLLM's version.
+
+    >>> engine_of("openai/gpt-4o-mini").startswith("litellm ")
+    True
+    """
+    if provider_of(model) == "local":
+        from madspy.core import local
+
+        return local.engine()
+    return f"litellm {importlib.metadata.version('litellm')}"
 
 
 def _ensure_provider(model: str) -> None:

@@ -9,7 +9,8 @@ refused. ``compare`` runs paired tests between two programs' rows.
 A row holds program, id, gold, answer, score, correct, confidence, status,
 stop_reason, usage, wall_s, proposals (each agent's answer, vote key and correctness
 per round), critic (per critic call: was the judged proposal correct, was it flagged),
-flips, and the path of its transcript under ``<out>/transcripts/``.
+flips, the path of its transcript under ``<out>/transcripts/``, and the eval session that wrote it
+(``madspy.sessions``: when, where, on which engine).
 
 A row is "correct" when its score is at least 0.5 (exact-match tasks score 0 or 1;
 chrF scores of translation tasks are thresholded). Difficulty strata (hard < 30% <=
@@ -27,12 +28,13 @@ Example::
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +57,7 @@ from madspy.programs.debate import Debate
 from madspy.programs.presets import PRESETS, is_preset, preset
 from madspy.programs.transcript import Status
 from madspy.rows import EvalRow, append_jsonl, jsonl_records
+from madspy.sessions import start_session
 from madspy.signatures import Role
 
 MAX_MATCHED_K = 16
@@ -147,12 +150,12 @@ def _safe(name: str) -> str:
 
 
 def _run_one(
-    name: str, debate: Debate, example: dspy.Example, task: Task, out: Path, inject: str | None = None
+    name: str, debate: Debate, example: dspy.Example, task: Task, out: Path, session: str, inject: str | None = None
 ) -> EvalRow:
     question = task.ask(example.question)
     if inject:  # a prompt-injection test: the planted text follows the question as a user would paste it
         question = f"{question}\n\n{inject}"
-    asked = {"program": name, "id": example.id, "gold": example.answer}
+    asked = {"program": name, "id": example.id, "gold": example.answer, "session": session}
     started = time.perf_counter()
     try:
         result = debate(question=question)
@@ -351,8 +354,11 @@ def _run_all(
     out: Path,
     concurrency: int,
     progress: bool,
-    inject: str | None = None,
+    inject: str | None,
+    session: Callable[[], str],
 ) -> None:
+    """Run every (program, question) ``out`` has no row of yet, question-major; ``session()`` is the id the
+    new rows carry (called only when there is one to run)."""
     file = out / ROWS_FILE
     done = {(r.program, r.id) for r in load_rows(file)} if file.is_file() else set()
     finished = Counter({name: sum((name, e.id) in done for e in examples) for name in programs})
@@ -360,7 +366,7 @@ def _run_all(
     with progress_display(progress) as (bars, say), append_jsonl(file) as rows_file:
 
         def work(name: str, bar: Any, example: dspy.Example) -> None:
-            row = _run_one(name, programs[name], example, task, out, inject)
+            row = _run_one(name, programs[name], example, task, out, session_id, inject)
             with lock:
                 rows_file.write(row.model_dump_json() + "\n")
                 rows_file.flush()
@@ -372,12 +378,12 @@ def _run_all(
         pool = ThreadPoolExecutor(max_workers=concurrency)
         # Question-major: every program finishes question i before question i+1 starts, so a
         # run stopped part-way leaves all programs on the same questions (a paired table).
-        futures = [
-            pool.submit(work, name, bar_of[name], e) for e in examples for name in programs if (name, e.id) not in done
-        ]
+        todo = [(name, e) for e in examples for name in programs if (name, e.id) not in done]
+        session_id = session() if todo else ""
+        futures = [pool.submit(work, name, bar_of[name], e) for name, e in todo]
         try:
-            finished, _ = wait(futures, return_when=FIRST_EXCEPTION)
-            for future in finished:
+            completed, _ = wait(futures, return_when=FIRST_EXCEPTION)
+            for future in completed:
                 future.result()  # re-raise the first failure
         finally:
             pool.shutdown(wait=True, cancel_futures=True)  # rows in flight still get written
@@ -467,7 +473,8 @@ def evaluate(
         _check_programs(out, program)
         return program
 
-    run = (report.examples, task, out, concurrency, progress, inject)
+    session = functools.cache(lambda: start_session(out, model))  # recorded once, when a row is to be run
+    run = (report.examples, task, out, concurrency, progress, inject, session)
     _run_all(debates | (matched_program(k) if k else {}), *run)
     if wants_matched and k is None:
         k = matched_k(load_rows(out))
@@ -679,6 +686,8 @@ class Comparison:
     tokens_b: float
     wall_s_a: float
     wall_s_b: float
+    split_sessions: int = 0  # pairs whose two rows were written by different eval sessions (``madspy.sessions``)
+    unknown_sessions: int = 0  # pairs with a row from before rows named their session
 
     @property
     def verdict(self) -> str:
@@ -707,7 +716,8 @@ def compare(
     """Paired bootstrap and McNemar test of ``a`` against ``b`` on their shared question ids.
 
     ``rows_b``, when given, holds ``b``'s rows (another eval of the same questions, e.g. yesterday's run or
-    another model), so ``a`` and ``b`` may even share a name.
+    another model), so ``a`` and ``b`` may even share a name. Pairs whose rows two eval sessions wrote are
+    counted (``split_sessions``): another session may have run another build of the engine.
 
     >>> rows = [EvalRow(program=p, id=str(i), gold="1", score=s, correct=bool(s), status="converged", wall_s=1.0)
     ...         for p, scores in {"x": [1, 1, 1, 0], "y": [0, 1, 0, 0]}.items() for i, s in enumerate(scores)]
@@ -725,6 +735,7 @@ def compare(
     if not ids:
         raise EvalError(f"{a} and {b} share no question ids")
     ra, rb = [by["a"][i] for i in ids], [by["b"][i] for i in ids]
+    pairs = list(zip(ra, rb, strict=True))
 
     def mean(values: Iterable[float]) -> float:
         values = list(values)
@@ -744,6 +755,8 @@ def compare(
         tokens_b=mean(r.tokens for r in rb),
         wall_s_a=mean(r.wall_s for r in ra),
         wall_s_b=mean(r.wall_s for r in rb),
+        split_sessions=sum(x.session != y.session for x, y in pairs if x.session and y.session),
+        unknown_sessions=sum(not (x.session and y.session) for x, y in pairs),
     )
 
 

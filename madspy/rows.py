@@ -42,6 +42,7 @@ class EvalRow(BaseModel):
     critic: list[CriticTrace] = Field(default_factory=list)
     flips: list[FlipTrace] = Field(default_factory=list)
     transcript: str | None = None  # the transcript's path inside the eval folder
+    session: str | None = None  # the eval session that wrote it (``madspy.sessions``); None in older rows
 
     @model_validator(mode="before")
     @classmethod

@@ -32,6 +32,7 @@ from madspy.programs.presets import NEUTRAL_PERSONA
 from madspy.programs.protocols import Vote
 from madspy.programs.transcript import Call, Round, Transcript
 from madspy.rows import EvalRow
+from madspy.sessions import read_sessions
 from madspy.testing import Turn, calls_of
 
 N = 6
@@ -172,6 +173,26 @@ def test_rerun_skips_finished_rows_and_reruns_missing_ones(model, tmp_path):
     run_eval(model, tmp_path, programs=["cot", "du-mad"])
     assert len(load_rows(tmp_path)) == 2 * N
     assert len(calls_of(model)) - before == json.loads(lines[-1])["usage"]["calls"]  # only that row ran again
+
+
+def test_each_row_names_the_eval_session_that_wrote_it_and_compare_counts_split_pairs(model, tmp_path, capsys):
+    run_eval(model, tmp_path, programs=["cot"])
+    run_eval(model, tmp_path, programs=["cot", "du-mad"])  # resumed later (maybe elsewhere): du-mad's rows are new
+    run_eval(model, tmp_path, programs=["cot", "du-mad"])  # nothing left to run: no session recorded
+    first, second = read_sessions(tmp_path)
+    assert first.engine.startswith("litellm ") and first.host and first.madspy
+    rows = load_rows(tmp_path)
+    assert {r.session for r in rows if r.program == "cot"} == {first.session}
+    assert {r.session for r in rows if r.program == "du-mad"} == {second.session}
+    assert compare(rows, "du-mad", "cot").split_sessions == N
+    assert main(["compare", str(tmp_path), "du-mad", "cot"]) == 0
+    assert f"eval sessions: 0 pairs run in one, {N} split across two" in capsys.readouterr().out
+
+    same = tmp_path / "same"
+    run_eval(model, same, programs=["cot", "du-mad"])
+    assert compare(load_rows(same), "du-mad", "cot").split_sessions == 0
+    assert main(["compare", str(same), "du-mad", "cot"]) == 0
+    assert f"eval sessions: {N} pairs run in one, 0 split" in capsys.readouterr().out
 
 
 def test_programs_go_question_by_question_so_a_stopped_run_is_paired(model, tmp_path):

@@ -98,6 +98,16 @@ def test_a_name_finds_its_gguf_in_the_models_folder(tmp_path, monkeypatch) -> No
     assert local.models_dir() == Path.home() / ".cache" / "madspy" / "models"
 
 
+def test_the_engine_names_llama_cpp_pythons_version_and_the_cpu_features_its_kernels_use() -> None:
+    import llama_cpp
+
+    from madspy.core.models import engine_of
+
+    engine = engine_of("local/no-such-model")  # loads nothing: a description of the build, not of a model
+    assert engine == local.engine() and engine.startswith(f"llama-cpp-python {llama_cpp.__version__} (")
+    assert "= 1" not in engine and engine.endswith(")")
+
+
 def test_response_format_translation() -> None:
     schema = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}
     openai_style = {"type": "json_schema", "json_schema": {"name": "x", "schema": schema}}

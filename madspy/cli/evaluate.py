@@ -411,6 +411,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
     )
     print(f"tokens per question: {c.a} {c.tokens_a:.0f} | {c.b} {c.tokens_b:.0f}")
     print(f"wall seconds per question: {c.a} {c.wall_s_a:.2f} | {c.b} {c.wall_s_b:.2f}")
+    if c.unknown_sessions < c.n:
+        print(
+            f"eval sessions: {c.n - c.unknown_sessions - c.split_sessions} pairs run in one, {c.split_sessions} split"
+            f" across two (another engine build may answer differently: see sessions.jsonl)"
+            + (f", {c.unknown_sessions} from rows that predate sessions" if c.unknown_sessions else "")
+        )
     print(c.verdict)
     return 0
 
