@@ -10,7 +10,7 @@ A row holds program, id, gold, answer, score, correct, confidence, status,
 stop_reason, usage, wall_s, proposals (each agent's answer, vote key and correctness
 per round), critic (per critic call: was the judged proposal correct, was it flagged),
 flips, the path of its transcript under ``<out>/transcripts/``, and the eval session that wrote it
-(``madspy.sessions``: when, where, on which engine).
+(``madspy.sessions``: when, on which engine).
 
 A row is "correct" when its score is at least 0.5 (exact-match tasks score 0 or 1;
 chrF scores of translation tasks are thresholded). Difficulty strata (hard < 30% <=

@@ -1,9 +1,10 @@
 """The sessions of an eval folder: one line per ``madspy eval`` invocation, in ``<out>/sessions.jsonl``.
 
 A long eval is resumed across days and machines, and two builds of one local engine can answer the same
-prompt differently. So each row names the session that wrote it (``EvalRow.session``), and the session
-says when, where and on which engine it ran. A paired comparison can then tell pairs made in one
-session from pairs split across sessions (``madspy compare`` counts them).
+prompt differently. So each row names the session that wrote it (``EvalRow.session``), and the session says
+when and on which engine it ran (not on which host: eval folders get committed and shared). A paired
+comparison can then tell pairs made in one session from pairs split across sessions (``madspy compare``
+counts them).
 
 Example:
     >>> import tempfile
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
-import platform
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -36,7 +36,6 @@ class Session(BaseModel):
 
     session: str  # "<started>#<ordinal in the folder>": unique across folders, so rows of two folders compare
     started: str  # UTC, ISO 8601
-    host: str
     engine: str  # what served the model (``madspy.core.models.engine_of``)
     madspy: str  # the installed version
 
@@ -53,7 +52,6 @@ def start_session(out: str | Path, model: str) -> str:
     session = Session(
         session=f"{started}#{len(read_sessions(out)) + 1}",
         started=started,
-        host=platform.node(),
         engine=engine_of(model),
         madspy=importlib.metadata.version("madspy"),
     )

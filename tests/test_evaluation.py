@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import math
 import re
@@ -180,7 +181,7 @@ def test_each_row_names_the_eval_session_that_wrote_it_and_compare_counts_split_
     run_eval(model, tmp_path, programs=["cot", "du-mad"])  # resumed later (maybe elsewhere): du-mad's rows are new
     run_eval(model, tmp_path, programs=["cot", "du-mad"])  # nothing left to run: no session recorded
     first, second = read_sessions(tmp_path)
-    assert first.engine.startswith("litellm ") and first.host and first.madspy
+    assert first.engine.startswith("litellm ") and first.madspy == importlib.metadata.version("madspy")
     rows = load_rows(tmp_path)
     assert {r.session for r in rows if r.program == "cot"} == {first.session}
     assert {r.session for r in rows if r.program == "du-mad"} == {second.session}
