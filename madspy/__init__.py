@@ -48,7 +48,7 @@ _PUBLIC = {
     "load": "madspy.programs.artifact:load_program",
     "save": "madspy.programs.artifact:save_program",
     "evaluate": "madspy.evaluation",
-    "compare": "madspy.evaluation",
+    "compare": "madspy.comparison",
     "EvalRow": "madspy.rows",
     "redecide": "madspy.redecide",
     "compile_program": "madspy.optimizers.compile",

@@ -16,10 +16,12 @@ from typing import Any
 
 import pandas as pd
 
-from madspy.evaluation import Comparison, EvalError, compare, evaluate, is_program_file, summarize
+from madspy.comparison import Comparison, compare
+from madspy.evaluation import EvalError, evaluate, is_program_file
 from madspy.programs import Debate
 from madspy.programs.artifact import load_program, save_program
 from madspy.report import write_eval_report
+from madspy.summary import summarize
 
 HANDWRITTEN = "handwritten"
 

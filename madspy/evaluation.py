@@ -1,10 +1,10 @@
-"""Evaluate debate programs and baselines on a task, row by row, and compare them.
+"""Evaluate debate programs and baselines on a task, row by row.
 
 ``evaluate`` runs every program on the same sampled questions (questions in
 parallel), appends one JSON row per (program, question) to ``<out>/rows.jsonl``
 the moment it finishes, and summarizes the rows per program. Rerunning with the
 same ``out`` skips the rows already there; an ``out`` made with other settings is
-refused. ``compare`` runs paired tests between two programs' rows.
+refused. ``madspy.summary`` makes the tables of the rows, ``madspy.comparison`` the paired tests.
 
 A row holds program, id, gold, answer, score, correct, confidence, status,
 stop_reason, usage, wall_s, proposals (each agent's answer, vote key and correctness
@@ -13,14 +13,12 @@ flips, the path of its transcript under ``<out>/transcripts/``, and the eval ses
 (``madspy.sessions``: when, on which engine).
 
 A row is "correct" when its score is at least 0.5 (exact-match tasks score 0 or 1;
-chrF scores of translation tasks are thresholded). Difficulty strata (hard < 30% <=
-medium <= 70% < easy) come from each question's single-agent accuracy: the share of
-``sc``'s independent samples that are right, or ``cot``'s one answer without ``sc``
-rows (then every question is "easy" or "hard").
+chrF scores of translation tasks are thresholded).
 
 Example::
 
-    from madspy.evaluation import evaluate, compare, load_rows
+    from madspy.comparison import compare
+    from madspy.evaluation import evaluate, load_rows
     ev = evaluate("gsm8k", "openai/gpt-4o-mini", ["cot", "sc", "debate"], n=100, out="runs/gsm8k")
     ev.summary.loc["debate", "accuracy"]
     compare(load_rows("runs/gsm8k"), "debate", "cot").verdict
@@ -48,8 +46,7 @@ from madspy.core.errors import ConfigError, EvalError, InputError
 from madspy.core.models import one_call_at_a_time
 from madspy.core.progress import progress_display
 from madspy.data import CORRECT_AT, Task, get_task
-from madspy.optimizers import metrics
-from madspy.optimizers.traces import ProposalTrace, debate_trace
+from madspy.optimizers.traces import debate_trace
 from madspy.programs.artifact import content_digest, load_program
 from madspy.programs.config import AdversaryConfig, DefenseConfig
 from madspy.programs.credit import CreditLedger
@@ -59,6 +56,7 @@ from madspy.programs.transcript import Status
 from madspy.rows import EvalRow, append_jsonl, jsonl_records
 from madspy.sessions import start_session
 from madspy.signatures import Role
+from madspy.summary import cost_breakdown, summarize
 
 MAX_MATCHED_K = 16
 DEFAULT_CONCURRENCY = 8
@@ -516,292 +514,13 @@ def _fixed_matched_k(out: Path, asked: int | None) -> int | None:
     return asked if asked is not None else min(held, default=None)
 
 
-# -- summary -------------------------------------------------------------------
-
-
-def _rate(value: float | None) -> float:
-    return float("nan") if value is None else value
-
-
-def single_agent_accuracy(rows: Sequence[EvalRow]) -> dict[str, float]:
-    """Per question, the share of right single-agent answers: ``sc``'s samples, else ``cot``'s answer.
-
-    >>> samples = [ProposalTrace(round=0, agent=i, answer="x", correct=c) for i, c in enumerate([1, 0, 0, 1, 1])]
-    >>> sc = EvalRow(program="sc", id="q1", gold="x", status="converged", proposals=samples)
-    >>> single_agent_accuracy([sc, EvalRow(program="cot", id="q1", gold="x", status="converged")])
-    {'q1': 0.6}
-    """
-    samples = {r.id: [p.correct for p in r.proposals] for r in rows if r.program == "sc"}
-    if any(samples.values()):
-        return {question: sum(right) / len(right) for question, right in samples.items() if right}
-    return {r.id: float(r.correct) for r in rows if r.program == "cot"}
-
-
-def first_vote_right(proposals: Sequence[ProposalTrace]) -> float | None:
-    """Whether the plurality of the round-0 answers is right (ties split evenly); None below two answers.
-
-    The vote a debate would take without debating: compare it with the final accuracy
-    to see what the later rounds added. Needs the proposals' ``key`` (``debate_trace``).
-
-    >>> votes = lambda *keys: [ProposalTrace(round=0, agent=i, answer=k, key=k, correct=k == "7")
-    ...                        for i, k in enumerate(keys)]
-    >>> first_vote_right(votes("7", "7", "9")), round(first_vote_right(votes("7", "8", "9")), 3)
-    (1.0, 0.333)
-    """
-    first = [p for p in proposals if p.key is not None and p.round == 0]
-    if len(first) < 2:
-        return None
-    counts = Counter(p.key for p in first)
-    tied = [key for key, n in counts.items() if n == max(counts.values())]
-    right = {p.key for p in first if p.correct}
-    return sum(key in right for key in tied) / len(tied)
-
-
-def _programs(rows: Sequence[EvalRow], order: Sequence[str]) -> list[str]:
-    """The programs of ``rows``: those in ``order`` first, the others alphabetically."""
-    return list(dict.fromkeys([*order, *sorted({r.program for r in rows})]))
-
-
-def summarize(rows: Sequence[EvalRow], order: Sequence[str] = ()) -> pd.DataFrame:
-    """One line per program: accuracy (95% Wilson CI), calibration, critic rates, cost, flips, strata.
-
-    ``order`` lists programs to put first; others follow alphabetically.
-    """
-    programs = _programs(rows, order)
-    strata = metrics.difficulty_strata(single_agent_accuracy(rows))
-    lines = []
-    for name in programs:
-        mine = [r for r in rows if r.program == name]
-        if not mine:
-            continue
-        acc = metrics.accuracy([r.score for r in mine])
-        correct = [r.correct for r in mine]
-        confidence = [r.confidence for r in mine]
-        critic = metrics.critic_rates((c.proposal_correct, c.flagged) for r in mine for c in r.critic)
-        flips = metrics.flip_stats(f.model_dump() for r in mine for f in r.flips)
-        none = metrics.FlipCounts(0, 0, 0)
-        stratum = metrics.by_stratum({r.id: r.score for r in mine if r.id in strata}, strata)
-        first_votes = [v for r in mine if (v := first_vote_right(r.proposals)) is not None]
-        lines.append(
-            {
-                "program": name,
-                "n": len(mine),
-                "accuracy": acc.mean,
-                "ci_low": acc.low,
-                "ci_high": acc.high,
-                "acc_first_vote": sum(first_votes) / len(first_votes) if first_votes else float("nan"),
-                "confidence": sum(confidence) / len(mine),
-                "brier": metrics.brier(confidence, correct),
-                "ece": metrics.ece(confidence, correct),
-                "critic_hit_rate": _rate(critic.hit_rate),
-                "critic_false_alarm": _rate(critic.false_alarm_rate),
-                "tokens": sum(r.tokens for r in mine) / len(mine),
-                "prompt_tokens": sum(r.usage.prompt_tokens for r in mine) / len(mine),
-                "completion_tokens": sum(r.usage.completion_tokens for r in mine) / len(mine),
-                "cached_prompt_tokens": sum(r.usage.cached_prompt_tokens for r in mine) / len(mine),
-                "calls": sum(r.usage.calls for r in mine) / len(mine),
-                "wall_s": sum(r.wall_s for r in mine) / len(mine),
-                "flips_evidence": flips.get("evidence", none).flips,
-                "flips_conformity": flips.get("conformity", none).flips,
-                "right_to_wrong": flips["all"].right_to_wrong,
-                "wrong_to_right": flips["all"].wrong_to_right,
-                **{f"acc_{s}": _rate(stratum[s].mean) for s in metrics.STRATA},
-                "statuses": " ".join(f"{s}:{c}" for s, c in sorted(Counter(str(r.status) for r in mine).items())),
-            }
-        )
-    return pd.DataFrame(lines).set_index("program") if lines else pd.DataFrame()
-
-
-def cost_breakdown(rows: Sequence[EvalRow], out: str | Path, order: Sequence[str] = ()) -> pd.DataFrame:
-    """Each program's mean cost per question by role and by round, read from the rows' transcripts.
-
-    One line per (program, ``"role"`` or ``"round"``, role name or round index) with
-    calls, cached calls (answered by the LM cache, e.g. a request another program made
-    first: no model time, tokens estimated), prompt_tokens, cached_prompt_tokens (of those, taken
-    from the backend's prefix cache), completion_tokens and
-    latency_s (summed over calls, so concurrent calls add up, and including the time a
-    call waited for its model: a local model runs one call at a time) per question.
-    Rows without a transcript (invalid input) count as questions that cost nothing.
-    """
-    out = Path(out)
-    fields = ("calls", "cached", "prompt_tokens", "cached_prompt_tokens", "completion_tokens", "latency_s")
-    lines = []
-    for name in _programs(rows, order):
-        mine = [r for r in rows if r.program == name]
-        transcripts = [
-            json.loads((out / r.transcript).read_text(encoding="utf-8"))
-            for r in mine
-            if r.transcript and (out / r.transcript).is_file()
-        ]
-        cost = metrics.cost_summary(transcripts)
-        for by, parts in (("role", cost.by_role), ("round", cost.by_round)):
-            lines += [
-                {"program": name, "by": by, "part": str(part)}
-                | {field: getattr(usage, field) / len(mine) for field in fields}
-                for part, usage in parts.items()
-            ]
-    return pd.DataFrame(lines).set_index(["program", "by", "part"]) if lines else pd.DataFrame()
-
-
-def paired_rows(rows: Sequence[EvalRow]) -> list[EvalRow]:
-    """The rows of questions every program has a row for (drops a question a stopped run left half done).
-
-    >>> rows = [EvalRow(program=p, id=i, gold="x", status="converged") for p, i in [("a", "1"), ("b", "1"), ("a", "2")]]
-    >>> [(r.program, r.id) for r in paired_rows(rows)]
-    [('a', '1'), ('b', '1')]
-    """
-    programs = {r.program for r in rows}
-    done: dict[str, set[str]] = {}
-    for r in rows:
-        done.setdefault(r.id, set()).add(r.program)
-    return [r for r in rows if done[r.id] == programs]
-
-
-def write_tables(out: str | Path, **tables: pd.DataFrame) -> list[Path]:
-    """Save each table as ``<name>.csv`` and ``<name>.md`` in ``out``; returns their paths."""
-    paths = []
-    for name, table in tables.items():
-        csv, md = Path(out) / f"{name}.csv", Path(out) / f"{name}.md"
-        table.to_csv(csv)
-        md.write_text(table.to_markdown(floatfmt=".3f") + "\n", encoding="utf-8")
-        paths += [csv, md]
-    return paths
-
-
-# -- paired comparison ---------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """Paired comparison of programs ``a`` and ``b`` on the questions both answered."""
-
-    a: str
-    b: str
-    n: int
-    accuracy_a: float
-    accuracy_b: float
-    difference: metrics.Bootstrap  # accuracy a - b with a paired-bootstrap 95% CI
-    mcnemar: metrics.McNemar
-    tokens_a: float
-    tokens_b: float
-    wall_s_a: float
-    wall_s_b: float
-    split_sessions: int = 0  # pairs whose two rows were written by different eval sessions (``madspy.sessions``)
-    unknown_sessions: int = 0  # pairs with a row from before rows named their session
-
-    @property
-    def verdict(self) -> str:
-        d, p = self.difference.mean_difference, self.mcnemar.p_value
-        if p < 0.05 and d != 0:
-            better, worse = (self.a, self.b) if d > 0 else (self.b, self.a)
-            return (
-                f"{better} beats {worse} by {abs(d):.1%} on {self.n} paired questions "
-                f"(McNemar p={p:.3g}, 95% CI of a-b [{self.difference.low:+.3f}, {self.difference.high:+.3f}])"
-            )
-        return (
-            f"no significant difference between {self.a} and {self.b} on {self.n} paired questions "
-            f"(difference {d:+.1%}, McNemar p={p:.3g})"
-        )
-
-
-def compare(
-    rows: Sequence[EvalRow],
-    a: str,
-    b: str,
-    *,
-    rows_b: Sequence[EvalRow] | None = None,
-    n_resamples: int = 10000,
-    seed: int = 0,
-) -> Comparison:
-    """Paired bootstrap and McNemar test of ``a`` against ``b`` on their shared question ids.
-
-    ``rows_b``, when given, holds ``b``'s rows (another eval of the same questions, e.g. yesterday's run or
-    another model), so ``a`` and ``b`` may even share a name. Pairs whose rows two eval sessions wrote are
-    counted (``split_sessions``): another session may have run another build of the engine.
-
-    >>> rows = [EvalRow(program=p, id=str(i), gold="1", score=s, correct=bool(s), status="converged", wall_s=1.0)
-    ...         for p, scores in {"x": [1, 1, 1, 0], "y": [0, 1, 0, 0]}.items() for i, s in enumerate(scores)]
-    >>> c = compare(rows, "x", "y")
-    >>> c.n, c.accuracy_a, c.accuracy_b, c.mcnemar.p_value
-    (4, 0.75, 0.25, 0.5)
-    """
-    sources = {"a": (a, rows), "b": (b, rows if rows_b is None else rows_b)}
-    by = {side: {r.id: r for r in found if r.program == name} for side, (name, found) in sources.items()}
-    for side, (name, found) in sources.items():
-        if not by[side]:
-            known = ", ".join(sorted({r.program for r in found})) or "none"
-            raise EvalError(f"no rows for program {name!r}; programs in these rows: {known}")
-    ids = [i for i in by["a"] if i in by["b"]]
-    if not ids:
-        raise EvalError(f"{a} and {b} share no question ids")
-    ra, rb = [by["a"][i] for i in ids], [by["b"][i] for i in ids]
-    pairs = list(zip(ra, rb, strict=True))
-
-    def mean(values: Iterable[float]) -> float:
-        values = list(values)
-        return sum(values) / len(values)
-
-    return Comparison(
-        a,
-        b,
-        len(ids),
-        accuracy_a=mean(r.score for r in ra),
-        accuracy_b=mean(r.score for r in rb),
-        difference=metrics.paired_bootstrap(
-            [r.score for r in ra], [r.score for r in rb], n_resamples=n_resamples, seed=seed
-        ),
-        mcnemar=metrics.mcnemar([r.correct for r in ra], [r.correct for r in rb]),
-        tokens_a=mean(r.tokens for r in ra),
-        tokens_b=mean(r.tokens for r in rb),
-        wall_s_a=mean(r.wall_s for r in ra),
-        wall_s_b=mean(r.wall_s for r in rb),
-        split_sessions=sum(x.session != y.session for x, y in pairs if x.session and y.session),
-        unknown_sessions=sum(not (x.session and y.session) for x, y in pairs),
-    )
-
-
-def pool_samples(
-    samples: Sequence[tuple[Sequence[EvalRow], Sequence[EvalRow]]], a: str, b: str
-) -> tuple[list[EvalRow], list[EvalRow]]:
-    """``a``'s and ``b``'s rows over several samples of one comparison, each question once.
-
-    Each sample is (rows holding ``a``, rows holding ``b``), say seed 0's eval and seed 1's. A question
-    both programs answered in several samples counts once, from the first sample that paired it, so
-    pooling never counts a question twice. ``compare(rows_a, a, b, rows_b=rows_b)`` then tests the pool.
-
-    >>> def rows(p, ids):
-    ...     return [EvalRow(program=p, id=i, gold="1", status="converged") for i in ids]
-    >>> rows_a, rows_b = pool_samples([(rows("x", "123"), rows("y", "12")), (rows("x", "34"), rows("y", "234"))],
-    ...                               "x", "y")
-    >>> [r.id for r in rows_a], [r.id for r in rows_b]
-    (['1', '2', '3', '4'], ['1', '2', '3', '4'])
-    """
-    pooled_a: dict[str, EvalRow] = {}
-    pooled_b: dict[str, EvalRow] = {}
-    for found_a, found_b in samples:
-        by_a = {r.id: r for r in found_a if r.program == a}
-        by_b = {r.id: r for r in found_b if r.program == b}
-        for question, row in by_a.items():
-            if question in by_b and question not in pooled_a:
-                pooled_a[question], pooled_b[question] = row, by_b[question]
-    return list(pooled_a.values()), list(pooled_b.values())
-
-
 __all__ = [
-    "Comparison",
     "EvalRow",
     "Evaluation",
     "build_program",
-    "compare",
-    "cost_breakdown",
     "eval_folder",
     "evaluate",
     "load_rows",
     "matched_k",
-    "paired_rows",
-    "pool_samples",
     "program_as_recorded",
-    "single_agent_accuracy",
-    "summarize",
-    "write_tables",
 ]

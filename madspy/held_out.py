@@ -23,9 +23,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from madspy.comparison import Comparison
 from madspy.core.errors import EvalError
 from madspy.evaluation import (
-    Comparison,
     build_program,
     eval_folder,
     eval_settings,

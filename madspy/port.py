@@ -23,10 +23,12 @@ from typing import Any
 
 import pandas as pd
 
+from madspy.comparison import Comparison, compare
 from madspy.core.errors import PortError
-from madspy.evaluation import Comparison, compare, evaluate, summarize
+from madspy.evaluation import evaluate
 from madspy.programs.artifact import load_program, save_program
 from madspy.programs.config import DebateConfig
+from madspy.summary import summarize
 
 
 @dataclass(frozen=True)

@@ -32,12 +32,13 @@ from pathlib import Path
 import pandas as pd
 
 from madspy.data import get_task
-from madspy.evaluation import EvalError, eval_settings, load_rows, paired_rows
+from madspy.evaluation import EvalError, eval_settings, load_rows
 from madspy.optimizers.metrics import accuracy, brier
 from madspy.programs.config import DebateConfig
 from madspy.programs.protocols import DecisionContext, Vote, get_protocol
 from madspy.programs.stopping import DecisiveVote
 from madspy.programs.transcript import StopReason, Transcript, Usage
+from madspy.summary import paired_rows
 
 AS_RECORDED = "as recorded"
 ROUND0_VOTE = "round 0, majority vote"

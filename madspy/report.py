@@ -24,11 +24,13 @@ from typing import Any
 import pandas as pd
 from rich.text import Text
 
-from madspy.evaluation import Comparison, load_rows, summarize
+from madspy.comparison import Comparison
+from madspy.evaluation import load_rows
 from madspy.optimizers import metrics
 from madspy.programs.transcript import Transcript
 from madspy.render import call_summary
 from madspy.rows import EvalRow
+from madspy.summary import summarize
 
 MAX_DISAGREEMENTS = 200
 SIZE, PAD = 240, 36  # plot area side and margin, in SVG units

@@ -12,18 +12,10 @@ import pytest
 from scripts import critique, proposal, resolution
 
 from madspy.cli import main
+from madspy.comparison import compare
 from madspy.core.errors import EvalError
 from madspy.data import TaskError, get_task
-from madspy.evaluation import (
-    build_program,
-    compare,
-    evaluate,
-    first_vote_right,
-    load_rows,
-    matched_k,
-    program_fingerprint,
-    summarize,
-)
+from madspy.evaluation import build_program, evaluate, load_rows, matched_k, program_fingerprint
 from madspy.optimizers import metrics
 from madspy.optimizers.traces import ProposalTrace, debate_trace
 from madspy.programs import Debate, DebateConfig
@@ -34,6 +26,7 @@ from madspy.programs.protocols import Vote
 from madspy.programs.transcript import Call, Round, Transcript
 from madspy.rows import EvalRow
 from madspy.sessions import read_sessions
+from madspy.summary import first_vote_right, summarize
 from madspy.testing import Turn, calls_of
 
 N = 6

@@ -281,7 +281,8 @@ def _print_table(summary: pd.DataFrame, title: str, row_label: str | None = None
 def cmd_eval(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from madspy.evaluation import evaluate, write_tables
+    from madspy.evaluation import evaluate
+    from madspy.summary import write_tables
 
     programs = [p.strip() for p in args.programs.split(",") if p.strip()]
     ev = evaluate(
@@ -316,7 +317,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def cmd_summary(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from madspy.evaluation import cost_breakdown, load_rows, paired_rows, summarize, write_tables
+    from madspy.evaluation import load_rows
+    from madspy.summary import cost_breakdown, paired_rows, summarize, write_tables
 
     rows = load_rows(args.out)
     kept = paired_rows(rows) if args.paired else rows
@@ -376,7 +378,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     from dataclasses import asdict, replace
 
-    from madspy.evaluation import compare, eval_folder, load_rows, pool_samples
+    from madspy.comparison import compare, pool_samples
+    from madspy.evaluation import eval_folder, load_rows
 
     folders = [(args.rows, args.b_rows)]
     for sample in args.sample:

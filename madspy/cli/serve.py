@@ -18,7 +18,7 @@ from madspy.cli.evaluate import add_task_options
 if TYPE_CHECKING:
     import pandas as pd
 
-    from madspy.evaluation import Comparison
+    from madspy.comparison import Comparison
     from madspy.programs.transcript import Transcript
 
 
