@@ -20,13 +20,15 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+from collections import Counter
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
 from pydantic import BaseModel
 
 from madspy.core.models import engine_of
-from madspy.rows import append_jsonl, jsonl_records
+from madspy.rows import EvalRow, append_jsonl, jsonl_records
 
 SESSIONS_FILE = "sessions.jsonl"
 
@@ -61,4 +63,15 @@ def start_session(out: str | Path, model: str) -> str:
     return session.session
 
 
-__all__ = ["SESSIONS_FILE", "Session", "read_sessions", "start_session"]
+def session_lines(out: str | Path, rows: Sequence[EvalRow]) -> list[str]:
+    """One line per session of eval folder ``out`` that wrote some of ``rows``: its id, rows and engine; and one
+    for rows older than the record. None at all for a folder with no session recorded."""
+    sessions = read_sessions(out)
+    if not sessions:
+        return []
+    counts = Counter(r.session for r in rows)
+    lines = [f"session {s.session}: {counts[s.session]} rows, {s.engine}" for s in sessions if counts[s.session]]
+    return lines + ([f"{counts[None]} rows from before sessions were recorded"] if counts[None] else [])
+
+
+__all__ = ["SESSIONS_FILE", "Session", "read_sessions", "session_lines", "start_session"]

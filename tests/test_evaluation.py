@@ -179,6 +179,9 @@ def test_each_row_names_the_eval_session_that_wrote_it_and_compare_counts_split_
     assert {r.session for r in rows if r.program == "cot"} == {first.session}
     assert {r.session for r in rows if r.program == "du-mad"} == {second.session}
     assert compare(rows, "du-mad", "cot").split_sessions == N
+    assert main(["summary", str(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    assert f"session {first.session}: {N} rows, litellm " in err and f"session {second.session}: {N} rows" in err
     assert main(["compare", str(tmp_path), "du-mad", "cot"]) == 0
     assert f"eval sessions: 0 pairs run in one, {N} split across two" in capsys.readouterr().out
 

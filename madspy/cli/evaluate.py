@@ -317,7 +317,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def cmd_summary(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from madspy.evaluation import load_rows
+    from madspy.evaluation import eval_folder, load_rows
+    from madspy.sessions import session_lines
     from madspy.summary import cost_breakdown, paired_rows, summarize, write_tables
 
     rows = load_rows(args.out)
@@ -327,7 +328,10 @@ def cmd_summary(args: argparse.Namespace) -> int:
     questions = len({r.id for r in kept})
     _print_table(summary, f"{args.out} | {questions} questions{' (paired)' if args.paired else ''}")
     paths = write_tables(args.out, summary=summary, cost=cost)
-    Console(stderr=True).print(f"{len(kept)} of {len(rows)} rows; tables: {', '.join(str(p) for p in paths)}")
+    err = Console(stderr=True)
+    for line in session_lines(eval_folder(args.out), kept):
+        err.print(line, markup=False, highlight=False)
+    err.print(f"{len(kept)} of {len(rows)} rows; tables: {', '.join(str(p) for p in paths)}")
     return 0
 
 
