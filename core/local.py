@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import functools
+import hashlib
 import importlib.resources
 import json
 import os
@@ -272,14 +273,20 @@ def close_all() -> None:
 
 
 def engine() -> str:
-    """What serves ``local/`` models here: llama-cpp-python's version and the CPU features its kernels use.
+    """What serves ``local/`` models here: llama-cpp-python's version, a digest of its compiled libraries and
+    the backends and features they were built with (llama.cpp's system info).
 
-    Builds of the same version on different CPUs can answer the same prompt differently, so eval rows
-    record this (``madspy.sessions``). Example: ``llama-cpp-python 0.3.36 (SSE3 AVX AVX2 FMA ...)``.
+    Two builds of one version can answer the same prompt differently (compiled for other CPUs, or just
+    built again), so eval sessions record this (``madspy.sessions``). Example:
+    ``llama-cpp-python 0.3.36, libraries 1f0c2a9e77d3 (CPU: SSE3 AVX AVX2 FMA ...)``.
     """
+    digest = hashlib.sha256()
+    for library in sorted((Path(llama_cpp.__file__).parent / "lib").glob("*")):
+        digest.update(library.read_bytes())
     info = llama_cpp.llama_print_system_info().decode("utf-8", errors="replace")
-    features = [m.group(1) for m in re.finditer(r"(\w+) = 1\b", info)]
-    return f"llama-cpp-python {llama_cpp.__version__} ({' '.join(features) or info.strip()})"
+    parts = [re.sub(r"\s*=\s*1$", "", part.strip()) for part in info.split("|") if part.strip()]
+    described = re.sub(r"\s*:\s*", ": ", " ".join(parts))
+    return f"llama-cpp-python {llama_cpp.__version__}, libraries {digest.hexdigest()[:12]} ({described})"
 
 
 def context_limit(model: str) -> int:

@@ -62,7 +62,8 @@ def portable_model(model: str) -> str:
 
 
 def engine_of(model: str) -> str:
-    """What serves ``model`` on this machine: llama.cpp's build for ``local/`` models, else LiteLLM's version.
+    """What serves ``model``: for a ``local/`` model the llama.cpp build here (``local.engine``); for any other,
+    the client that reaches it (LiteLLM's version), since a remote server's own build is not visible from here.
 
     >>> engine_of("openai/gpt-4o-mini").startswith("litellm ")
     True

@@ -9,7 +9,7 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from madspy.core.errors import EvalError
@@ -33,6 +33,7 @@ class Comparison:
     wall_s_a: float
     wall_s_b: float
     split_sessions: int = 0  # pairs whose two rows were written by different eval sessions (``madspy.sessions``)
+    split_engines: int = 0  # of those, pairs whose sessions ran on different engines (when ``engines`` are given)
     unknown_sessions: int = 0  # pairs with a row from before rows named their session
 
     @property
@@ -56,6 +57,7 @@ def compare(
     b: str,
     *,
     rows_b: Sequence[EvalRow] | None = None,
+    engines: Mapping[str, str] | None = None,
     n_resamples: int = 10000,
     seed: int = 0,
 ) -> Comparison:
@@ -63,7 +65,8 @@ def compare(
 
     ``rows_b``, when given, holds ``b``'s rows (another eval of the same questions, e.g. yesterday's run or
     another model), so ``a`` and ``b`` may even share a name. Pairs whose rows two eval sessions wrote are
-    counted (``split_sessions``): another session may have run another build of the engine.
+    counted (``split_sessions``), and with ``engines`` (session id -> engine, ``madspy.sessions.engines_of``)
+    those whose sessions ran on different engines (``split_engines``): another build may answer differently.
 
     >>> rows = [EvalRow(program=p, id=str(i), gold="1", score=s, correct=bool(s), status="converged", wall_s=1.0)
     ...         for p, scores in {"x": [1, 1, 1, 0], "y": [0, 1, 0, 0]}.items() for i, s in enumerate(scores)]
@@ -82,6 +85,8 @@ def compare(
         raise EvalError(f"{a} and {b} share no question ids")
     ra, rb = [by["a"][i] for i in ids], [by["b"][i] for i in ids]
     pairs = list(zip(ra, rb, strict=True))
+    split = [(x, y) for x, y in pairs if x.session and y.session and x.session != y.session]
+    engines = engines or {}
 
     def mean(values: Iterable[float]) -> float:
         values = list(values)
@@ -101,7 +106,10 @@ def compare(
         tokens_b=mean(r.tokens for r in rb),
         wall_s_a=mean(r.wall_s for r in ra),
         wall_s_b=mean(r.wall_s for r in rb),
-        split_sessions=sum(x.session != y.session for x, y in pairs if x.session and y.session),
+        split_sessions=len(split),
+        split_engines=sum(
+            engines[x.session] != engines[y.session] for x, y in split if x.session in engines and y.session in engines
+        ),
         unknown_sessions=sum(not (x.session and y.session) for x, y in pairs),
     )
 

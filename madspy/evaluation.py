@@ -471,7 +471,8 @@ def evaluate(
         _check_programs(out, program)
         return program
 
-    session = functools.cache(lambda: start_session(out, model))  # recorded once, when a row is to be run
+    models = {model} | {m for debate in debates.values() for m in debate.config.models() if m}
+    session = functools.cache(lambda: start_session(out, models))  # recorded once, when a row is to be run
     run = (report.examples, task, out, concurrency, progress, inject, session)
     _run_all(debates | (matched_program(k) if k else {}), *run)
     if wants_matched and k is None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import math
 import re
@@ -174,22 +173,54 @@ def test_each_row_names_the_eval_session_that_wrote_it_and_compare_counts_split_
     run_eval(model, tmp_path, programs=["cot", "du-mad"])  # resumed later (maybe elsewhere): du-mad's rows are new
     run_eval(model, tmp_path, programs=["cot", "du-mad"])  # nothing left to run: no session recorded
     first, second = read_sessions(tmp_path)
-    assert first.engine.startswith("litellm ") and first.madspy == importlib.metadata.version("madspy")
+    assert first.engine.startswith("litellm ") and first.engine == second.engine
     rows = load_rows(tmp_path)
     assert {r.session for r in rows if r.program == "cot"} == {first.session}
     assert {r.session for r in rows if r.program == "du-mad"} == {second.session}
     assert compare(rows, "du-mad", "cot").split_sessions == N
+    assert main(["compare", str(tmp_path), "du-mad", "cot"]) == 0
+    assert f"eval sessions: 0 pairs run in one session, {N} across two (0 of them on different engines" in (
+        capsys.readouterr().out
+    )
     assert main(["summary", str(tmp_path)]) == 0
     err = capsys.readouterr().err
     assert f"session {first.session}: {N} rows, litellm " in err and f"session {second.session}: {N} rows" in err
-    assert main(["compare", str(tmp_path), "du-mad", "cot"]) == 0
-    assert f"eval sessions: 0 pairs run in one, {N} split across two" in capsys.readouterr().out
 
     same = tmp_path / "same"
     run_eval(model, same, programs=["cot", "du-mad"])
     assert compare(load_rows(same), "du-mad", "cot").split_sessions == 0
     assert main(["compare", str(same), "du-mad", "cot"]) == 0
-    assert f"eval sessions: {N} pairs run in one, 0 split" in capsys.readouterr().out
+    assert f"eval sessions: {N} pairs run in one session, 0 across two\n" in capsys.readouterr().out
+    # B's rows from a folder whose session ran on another engine: every pair is split, across engines.
+    (session,) = read_sessions(same)
+    (same / "sessions.jsonl").write_text(session.model_copy(update={"engine": "litellm 0.0.1"}).model_dump_json())
+    assert main(["compare", str(tmp_path), "du-mad", "cot", "--b-rows", str(same)]) == 0
+    assert f"{N} across two ({N} of them on different engines" in capsys.readouterr().out
+
+
+def test_rows_older_than_sessions_or_of_unrecorded_sessions_are_said_so(model, tmp_path, capsys):
+    run_eval(model, tmp_path, programs=["cot", "du-mad"])
+    rows_file = tmp_path / "rows.jsonl"
+    old = [json.loads(line) for line in rows_file.read_text().splitlines()]
+    early = sorted({row["id"] for row in old})[:2]
+    for row in old:
+        if row["id"] in early:  # two questions' rows, as written before sessions were recorded
+            del row["session"]
+    rows_file.write_text("".join(json.dumps(row) + "\n" for row in old))
+    assert compare(load_rows(tmp_path), "du-mad", "cot").unknown_sessions == 2
+    assert main(["compare", str(tmp_path), "du-mad", "cot"]) == 0
+    out = capsys.readouterr().out
+    assert f"eval sessions: {N - 2} pairs run in one session, 0 across two; 2 pairs have a row older" in out
+    assert main(["summary", str(tmp_path)]) == 0
+    assert "4 rows from before sessions were recorded" in capsys.readouterr().err
+    (tmp_path / "sessions.jsonl").unlink()  # rows copied without their sessions file
+    assert main(["summary", str(tmp_path)]) == 0
+    assert f"{2 * N - 4} rows of sessions {tmp_path}/sessions.jsonl does not record" in capsys.readouterr().err
+    for row in old:
+        row.pop("session", None)
+    rows_file.write_text("".join(json.dumps(row) + "\n" for row in old))
+    assert main(["compare", str(tmp_path), "du-mad", "cot"]) == 0 and main(["summary", str(tmp_path)]) == 0
+    assert "session" not in capsys.readouterr().out  # a folder from before sessions: nothing said of them
 
 
 def test_programs_go_question_by_question_so_a_stopped_run_is_paired(model, tmp_path):

@@ -98,14 +98,14 @@ def test_a_name_finds_its_gguf_in_the_models_folder(tmp_path, monkeypatch) -> No
     assert local.models_dir() == Path.home() / ".cache" / "madspy" / "models"
 
 
-def test_the_engine_names_llama_cpp_pythons_version_and_the_cpu_features_its_kernels_use() -> None:
+def test_the_engine_names_llama_cpp_pythons_version_its_libraries_and_their_features() -> None:
     import llama_cpp
 
     from madspy.core.models import engine_of
 
     engine = engine_of("local/no-such-model")  # loads nothing: a description of the build, not of a model
-    assert engine == local.engine() and engine.startswith(f"llama-cpp-python {llama_cpp.__version__} (")
-    assert "= 1" not in engine and engine.endswith(")")
+    assert engine == local.engine() and engine.startswith(f"llama-cpp-python {llama_cpp.__version__}, libraries ")
+    assert re.fullmatch(r"llama-cpp-python \S+, libraries [0-9a-f]{12} \(CPU: [^=|]+\)", engine), engine
 
 
 def test_response_format_translation() -> None:

@@ -330,7 +330,7 @@ def cmd_summary(args: argparse.Namespace) -> int:
     paths = write_tables(args.out, summary=summary, cost=cost)
     err = Console(stderr=True)
     for line in session_lines(eval_folder(args.out), kept):
-        err.print(line, markup=False, highlight=False)
+        err.print(line, markup=False, highlight=False, soft_wrap=True)
     err.print(f"{len(kept)} of {len(rows)} rows; tables: {', '.join(str(p) for p in paths)}")
     return 0
 
@@ -384,6 +384,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     from madspy.comparison import compare, pool_samples
     from madspy.evaluation import eval_folder, load_rows
+    from madspy.sessions import engines_of
 
     folders = [(args.rows, args.b_rows)]
     for sample in args.sample:
@@ -394,7 +395,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         found = load_rows(folder_a)
         samples.append((found, load_rows(folder_b) if folder_b else found))
     rows_a, rows_b = pool_samples(samples, args.a, args.b) if args.sample else samples[0]
-    c = compare(rows_a, args.a, args.b, rows_b=rows_b)
+    engines = engines_of(eval_folder(f) for pair in folders for f in pair if f is not None)
+    c = compare(rows_a, args.a, args.b, rows_b=rows_b, engines=engines)
     if args.record:
         from madspy.held_out import record_comparison
 
@@ -419,10 +421,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     print(f"tokens per question: {c.a} {c.tokens_a:.0f} | {c.b} {c.tokens_b:.0f}")
     print(f"wall seconds per question: {c.a} {c.wall_s_a:.2f} | {c.b} {c.wall_s_b:.2f}")
     if c.unknown_sessions < c.n:
+        one = c.n - c.unknown_sessions - c.split_sessions
         print(
-            f"eval sessions: {c.n - c.unknown_sessions - c.split_sessions} pairs run in one, {c.split_sessions} split"
-            f" across two (another engine build may answer differently: see sessions.jsonl)"
-            + (f", {c.unknown_sessions} from rows that predate sessions" if c.unknown_sessions else "")
+            f"eval sessions: {one} pairs run in one session, {c.split_sessions} across two"
+            + (f" ({c.split_engines} of them on different engines: see sessions.jsonl)" if c.split_sessions else "")
+            + (f"; {c.unknown_sessions} pairs have a row older than session records" if c.unknown_sessions else "")
         )
     print(c.verdict)
     return 0
