@@ -223,6 +223,24 @@ def test_rows_older_than_sessions_or_of_unrecorded_sessions_are_said_so(model, t
     assert "session" not in capsys.readouterr().out  # a folder from before sessions: nothing said of them
 
 
+def test_stop_after_starts_no_question_past_the_limit_and_keeps_the_rows_paired(scripted, tmp_path, capsys):
+    slow = scripted(script, latency_s=0.1)  # a question: 7 calls, 0.7 s
+    argv = ["eval", "--task", "arithmetic", "--model", slow, "--programs", "cot,du-mad", "--n", str(N),
+            "--concurrency", "1", "--no-cache", "--out", str(tmp_path)]  # fmt: skip
+    assert main([*argv, "--stop-after", "0.5s"]) == 0
+    rows = load_rows(tmp_path)
+    done = {r.id for r in rows}
+    assert 0 < len(done) < N and len(rows) == 2 * len(done)  # whole questions: both programs, or neither
+    assert f"--stop-after reached: {2 * (N - len(done))} rows left" in capsys.readouterr().err
+    assert main(argv) == 0  # resumed without a limit: the rest runs
+    assert len(load_rows(tmp_path)) == 2 * N
+    with pytest.raises(SystemExit) as exit_:
+        main([*argv, "--stop-after", "soon"])
+    assert exit_.value.code == 2 and "not a duration: 'soon'" in capsys.readouterr().err
+    with pytest.raises(EvalError, match="--stop-after must be a positive duration"):
+        run_eval(slow, tmp_path, programs=["cot", "du-mad"], stop_after=0)
+
+
 def test_programs_go_question_by_question_so_a_stopped_run_is_paired(model, tmp_path):
     run_eval(model, tmp_path, programs=["cot", "du-mad"], concurrency=1)
     rows = load_rows(tmp_path)

@@ -20,6 +20,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from madspy.cli.options import duration
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -29,6 +31,7 @@ EVAL_EXAMPLES = """examples:
   madspy eval --task gsm8k --model openai/gpt-4o-mini --programs cot,sc,du-mad,debate --n 100 --out runs/gsm8k
   madspy eval --task arc_challenge --model local/model.gguf --programs cot,compiled/arc.json \
       --data-dir data --out runs/arc
+  madspy eval --task gsm8k --model local/qwen2.5-coder-1.5b-instruct-q4_k_m --n 50 --stop-after 2h
 rerun the same command to resume; rows already in OUT/rows.jsonl are skipped.
 """
 
@@ -117,6 +120,13 @@ def add_eval(sub: argparse._SubParsersAction) -> None:
         metavar="K",
         help="samples of the token-matched self-consistency, fixed up front so it runs alongside "
         "the others (default: measured from the sc and debate rows once they are done)",
+    )
+    p.add_argument(
+        "--stop-after",
+        type=duration,
+        metavar="DURATION",
+        help="start no question after this long (90m, 2h, 45s or seconds), finish those started, and stop; "
+        "rerun the same command to resume",
     )
     p.add_argument(
         "--out",
@@ -300,9 +310,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
         sc_matched_k=args.sc_matched_k,
         api_base=args.api_base,
         inject=args.inject,
+        stop_after=args.stop_after,
         **robustness(args),
     )
     err = Console(stderr=True)
+    if ev.left:
+        err.print(f"--stop-after reached: {ev.left} rows left to run; rerun the same command to resume")
     if ev.skipped:
         err.print(f"{args.task}: skipped {ev.skipped} rows whose gold answer did not parse")
     if ev.matched_k is not None:

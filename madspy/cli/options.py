@@ -1,9 +1,10 @@
-"""Command-line options shared by every command: ``--set KEY=VALUE`` and naming a config field's flag."""
+"""Command-line options shared by every command: ``--set KEY=VALUE``, naming a config field's flag, durations."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 from typing import Any
 
 from madspy.core.errors import InputError
@@ -54,3 +55,15 @@ def flag_of(parser: argparse.ArgumentParser, command: str, field: str) -> str:
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
     flags = {a.dest: a.option_strings[0] for a in commands[command]._actions if a.option_strings and a.nargs != 0}
     return f"{flags[field]} ({field})" if field in flags else field
+
+
+def duration(text: str) -> float:
+    """Seconds in a duration written ``90m``, ``2h``, ``45s`` or as plain seconds (an argparse type).
+
+    >>> duration("90m"), duration("2h"), duration("45"), duration("1.5h")
+    (5400.0, 7200.0, 45.0, 5400.0)
+    """
+    match = re.fullmatch(r"\s*(\d+(?:\.\d*)?)\s*([smh]?)\s*", text)
+    if not match:
+        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (write 90m, 2h, 45s or seconds)")
+    return float(match.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[match.group(2)]
