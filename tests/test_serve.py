@@ -97,7 +97,8 @@ def test_auth_bad_input_and_body_limits(program, tmp_path):
 
 
 def test_overload_429_and_timeout_504_keep_the_transcript(program, tmp_path):
-    app = create_app(program(latency_s=0.5), settings(tmp_path, max_concurrent=1, timeout_s=0.75))
+    # 0.9 s: the one-step request (0.5 s) answers with 0.4 s to spare, and the second step starts before the limit
+    app = create_app(program(latency_s=0.5), settings(tmp_path, max_concurrent=1, timeout_s=0.9))
     with running(app) as url, httpx.Client(base_url=url, headers=AUTH, timeout=10) as c:
         codes: list[int] = []
         quick = {"question": "2+2?", "rounds": 1, "protocol": "majority"}  # one step of 0.5 s calls
@@ -113,8 +114,8 @@ def test_overload_429_and_timeout_504_keep_the_transcript(program, tmp_path):
             t.join()
         assert sorted(codes) == [200, 429]
 
-        slow = c.post("/v1/debate", json={"question": "2+2?"})  # three steps of 0.5 s calls > 0.75 s
-        assert slow.status_code == 504 and "longer than 0.75s" in slow.json()["error"]
+        slow = c.post("/v1/debate", json={"question": "2+2?"})  # three steps of 0.5 s calls > 0.9 s
+        assert slow.status_code == 504 and "longer than 0.9s" in slow.json()["error"]
         wait_idle(c)
         stored = c.get(f"/v1/transcripts/{slow.json()['transcript_id']}").json()
         # The timeout is the debate's time budget: it started no third step, so its slot freed early.
