@@ -33,9 +33,8 @@ from madspy.evaluation import ROWS_FILE, SETTINGS_FILE, build_program, program_f
 from madspy.optimizers.metrics import accuracy, critic_rates, mcnemar, paired_bootstrap
 from madspy.optimizers.role_data import RoleExample, load_role_dataset
 from madspy.optimizers.role_metrics import RoleMetric, flagged
-from madspy.programs.calls import run_jobs
+from madspy.programs.calls import Job, run_jobs
 from madspy.programs.debate import Debate
-from madspy.programs.program_check import sampling
 from madspy.rows import append_jsonl, jsonl_records
 from madspy.signatures import Role
 
@@ -48,17 +47,17 @@ def example_key(e: RoleExample) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def _settings_of(debate: Debate, role: Role) -> tuple[str | None, float]:
-    """The model (None: the debate's) and temperature the debate calls ``role`` with (answers: agent 0's; the
-    solver: the critic's model at its first, greedy program's temperature)."""
+def _job(debate: Debate, role: Role, inputs: dict[str, Any]) -> Job:
+    """One call of ``role`` as the debate makes it (answers: agent 0's model and temperature; the solver: its
+    first, greedy program)."""
     if role == Role.SOLVER:
-        return debate.config.critic.model, sampling(1)[0][0]
+        return debate.solver_jobs(0, 1, **inputs)[0]
     part = debate.config.role_config(role) or debate.config.agents[0]
-    return part.model, part.temperature
+    return debate.job(role, None, 0, part.model, part.temperature, **inputs)
 
 
 def _score_one(debate: Debate, role: Role, e: RoleExample, metric: RoleMetric) -> dict[str, Any]:
-    job = debate.job(role, None, 0, *_settings_of(debate, role), **e.inputs)
+    job = _job(debate, role, e.inputs)
     outcome = run_jobs([job], 1)[0]
     call = outcome.call
     row: dict[str, Any] = {

@@ -200,6 +200,15 @@ class Debate(dspy.Module):
             config,
         )
 
+    def solver_jobs(self, round_: int, samples: int, **inputs: Any) -> list[Job]:
+        """The solver's calls, as a debate makes them: the critic's model, at ``sampling(samples)``'s temperatures
+        (the first greedy) and per-call settings."""
+        model = self.config.critic.model
+        return [
+            replace(self.job(Role.SOLVER, None, round_, model, temperature, **inputs), config=config)
+            for temperature, config in sampling(samples)
+        ]
+
     def forward(
         self, question: str, run_budget: RunBudget | None = None, on_round: Callable[[Round], None] | None = None
     ) -> dspy.Prediction:
@@ -682,14 +691,7 @@ class _Run:
         """What the solver's programs for the question compute (None for one that fails): written and run in
         the first round that checks, kept for the rest of the debate."""
         if self.program_values is None:
-            critic = self.cfg.critic
-            jobs = [
-                replace(
-                    self.debate.job(Role.SOLVER, None, rnd.index, critic.model, temperature, question=self.question),
-                    config=config,
-                )
-                for temperature, config in sampling(critic.program_samples)
-            ]
+            jobs = self.debate.solver_jobs(rnd.index, self.cfg.critic.program_samples, question=self.question)
             outcomes = self._run(jobs, rnd)
             self.program_values = [
                 run_program(str(o.prediction.get("program") or "")) if o.prediction is not None else None
