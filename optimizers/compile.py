@@ -24,7 +24,7 @@ from __future__ import annotations
 import random
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -39,7 +39,7 @@ from madspy.data import Task, get_task
 from madspy.optimizers.composite import CompositeMetric, Terms, Weights
 from madspy.optimizers.metrics import brier, ece
 from madspy.optimizers.specs import SPECS, spec_of
-from madspy.programs.artifact import save_program
+from madspy.programs.artifact import adopt_roles, save_program
 from madspy.programs.calibration import Calibrator
 from madspy.programs.config import DebateConfig, TaskKind
 from madspy.programs.debate import Debate
@@ -379,14 +379,25 @@ def compile_program(
 
 
 def save_handwritten(
-    task: str | Task, model: str, out: str | Path, config: DebateConfig | None = None
+    task: str | Task,
+    model: str,
+    out: str | Path,
+    config: DebateConfig | None = None,
+    roles_from: tuple[str | Path, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
     """Save the hand-written program as an artifact, as a compiled one is saved (A/B tests load both alike).
+    ``roles_from`` (a program file, role names) gives those roles the instructions and demos they have there,
+    recorded in the manifest.
 
     Example::
 
         save_handwritten("gsm8k", "openai/gpt-4o-mini", "compiled/handwritten-gsm8k.json")
+        save_handwritten("gsm8k", "openai/gpt-4o-mini", "sc3.json", preset("sc:3", kind=TaskKind.NUMERIC),
+                         roles_from=("compiled/gsm8k-proposer.json", ["proposer"]))
     """
     task = get_task(task) if isinstance(task, str) else task
     debate = Debate(task_config(task, model, config), normalize=task.normalize)
-    return save_program(debate, out, manifest={"task": task.name, "model": model, "optimizer": {"name": "handwritten"}})
+    manifest = {"task": task.name, "model": model, "optimizer": {"name": "handwritten"}}
+    if roles_from is not None:
+        manifest["roles_from"] = adopt_roles(debate, *roles_from)
+    return save_program(debate, out, manifest=manifest)

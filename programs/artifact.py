@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from importlib.metadata import version
 from pathlib import Path
@@ -26,7 +27,7 @@ import dspy
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic_core import to_jsonable_python
 
-from madspy.core.errors import ConfigError, ProgramFileError
+from madspy.core.errors import ConfigError, InputError, ProgramFileError
 from madspy.core.models import portable_model
 from madspy.programs.config import DebateConfig
 from madspy.programs.debate import Debate
@@ -121,6 +122,28 @@ def amend_manifest(path: str | Path, entries: dict[str, Any]) -> dict[str, Any]:
     body = {k: v for k, v in _read(path).items() if k != "sha256"}
     body["manifest"] = {**body["manifest"], **to_jsonable_python(entries)}
     return _write(path, body)
+
+
+def adopt_roles(debate: Debate, path: str | Path, roles: Sequence[str]) -> dict[str, Any]:
+    """Give ``debate``'s ``roles`` the instructions and demos they have in the program file ``path``: a role
+    compiled in one setting, reused in another (a debate's compiled proposer in a self-consistency vote).
+    Returns what a manifest records of it.
+
+    Example::
+
+        debate = Debate(preset("sc:3", kind=TaskKind.NUMERIC))
+        adopt_roles(debate, "compiled/gsm8k-proposer.json", ["proposer"])
+    """
+    path = Path(path)
+    source, target = dict(load_program(path).named_predictors()), dict(debate.named_predictors())
+    unknown = [role for role in roles if role not in target]
+    if unknown or not roles:
+        given = ", ".join(roles) or "none"
+        raise InputError(f"roles to take from {path}: name some of {', '.join(target)} (got {given})")
+    for role in roles:
+        target[role].signature = target[role].signature.with_instructions(source[role].signature.instructions)
+        target[role].demos = [demo.copy() for demo in source[role].demos]
+    return {"program": path.as_posix(), "sha256": _read(path)["sha256"], "roles": list(roles)}
 
 
 def _read(path: Path) -> dict[str, Any]:

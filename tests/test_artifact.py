@@ -7,9 +7,9 @@ import json
 import dspy
 import pytest
 
-from madspy.core.errors import ProgramFileError
+from madspy.core.errors import InputError, ProgramFileError
 from madspy.programs import Debate, DebateConfig
-from madspy.programs.artifact import load_program, save_program
+from madspy.programs.artifact import adopt_roles, load_program, program_state, save_program
 
 
 @pytest.fixture
@@ -32,6 +32,36 @@ def test_round_trip_restores_instructions_demos_config_and_manifest(saved):
     assert debate.config.rounds == 2 and len(debate.config.agents) == 2
     assert debate.manifest["task"] == "arithmetic" and "dspy" in debate.manifest["versions"]
     assert debate.reviser.signature.instructions.startswith("You are one debater")
+
+
+def test_adopted_roles_take_instructions_and_demos_and_the_rest_stays_as_written(saved, scripted):
+    # A compiled role reused in another setting: here a 2-agent debate's critic and proposer in a 3-sample vote.
+    voting = Debate(DebateConfig.with_agents(3, model=scripted(lambda t: "unused"), rounds=1))
+    before = program_state(voting)
+    record = adopt_roles(voting, saved, ["proposer", "critic"])
+    after = program_state(voting)
+    assert after["critic"]["instructions"] == "Find the calculation error."
+    assert after["proposer"]["demos"] == [
+        {"question": "2+2?", "persona": "p", "reasoning_steps": ["2+2=4"], "answer": "4", "confidence": 0.9}
+    ]
+    assert {k: v for k, v in after.items() if k not in ("proposer", "critic")} == {
+        k: v for k, v in before.items() if k not in ("proposer", "critic")
+    }
+    assert voting.config.rounds == 1 and len(voting.config.agents) == 3  # the setting is the target's
+    assert record == {
+        "program": saved.as_posix(),
+        "sha256": json.loads(saved.read_text())["sha256"],
+        "roles": ["proposer", "critic"],
+    }
+    voting.proposer.demos[0]["answer"] = "5"  # a copy: the source program is not changed through it
+    assert load_program(saved).proposer.demos[0].answer == "4"
+
+
+def test_adopting_an_unknown_role_or_none_is_refused(saved):
+    with pytest.raises(InputError, match=r"name some of proposer, .*got judge"):
+        adopt_roles(Debate(), saved, ["judge"])
+    with pytest.raises(InputError, match="got none"):
+        adopt_roles(Debate(), saved, [])
 
 
 def test_overrides_port_a_program_to_another_setting(saved):

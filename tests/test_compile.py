@@ -15,7 +15,7 @@ from madspy.data import get_task
 from madspy.optimizers.compile import CompileError, base_config, compile_program, plan_compile
 from madspy.optimizers.composite import CompositeMetric, Weights, critic_quality
 from madspy.programs import Debate, DebateConfig
-from madspy.programs.artifact import load_program, program_state
+from madspy.programs.artifact import load_program, program_state, save_program
 from madspy.testing import Turn, calls_of
 
 PERSONAS = [a.persona for a in DebateConfig.default_agents(2)]
@@ -190,6 +190,25 @@ def test_cli_prints_the_estimate_and_refuses(model, capsys, tmp_path):
     err = capsys.readouterr().err
     assert code == 2 and "estimated LM calls: 216" in err and "exceeds --max-calls 10" in err
     assert not (tmp_path / "x.json").exists()
+
+
+def test_cli_handwritten_program_takes_roles_from_another_program_file(model, capsys, tmp_path):
+    source, voting = tmp_path / "debate.json", tmp_path / "sc3.json"
+    debate = Debate(DebateConfig.with_agents(2, model=model, rounds=2, protocol="majority"))
+    debate.proposer.demos = [dspy.Example(question="1+1?", persona="p", reasoning_steps=["1+1=2"], answer="2")]
+    save_program(debate, source)
+    common = ["compile", "--handwritten", "--task", "arithmetic", "--model", model, "--preset", "sc:3"]
+    assert main([*common, "--roles", "proposer", "--roles-from", str(source), "--out", str(voting)]) == 0
+    program = load_program(voting)
+    assert [d.answer for d in program.proposer.demos] == ["2"] and len(program.config.agents) == 3
+    assert program.manifest["roles_from"]["roles"] == ["proposer"]
+    capsys.readouterr()
+    assert main([*common, "--roles", "proposer", "--out", str(tmp_path / "x.json")]) == 2
+    assert "needs --roles-from" in capsys.readouterr().err
+    assert main([*common[:1], *common[2:], "--roles-from", str(source), "--out", str(tmp_path / "x.json")]) == 2
+    assert "--roles-from goes with --handwritten and --roles" in capsys.readouterr().err
+    assert main([*common, "--roles", "judge", "--roles-from", str(source), "--out", str(tmp_path / "x.json")]) == 2
+    assert "got judge" in capsys.readouterr().err and not (tmp_path / "x.json").exists()
 
 
 def test_cli_compiled_and_handwritten_programs_run_and_evaluate(model, capsys, tmp_path):

@@ -26,6 +26,8 @@ COMPILE_EXAMPLES = """examples:
   madspy compile --handwritten --task gsm8k --model openai/gpt-4o-mini --out compiled/handwritten-gsm8k.json
   madspy compile --handwritten --set critic.isolated=true --task gsm8k --model local/my-model \\
       --out isolated.json      (then: madspy eval --programs debate,isolated.json ...)
+  madspy compile --handwritten --preset sc:3 --roles proposer --roles-from compiled/gsm8k-proposer.json \
+      --task gsm8k --model local/my-model --out sc3-compiled-proposer.json   # a compiled role in another setting
 LM replies are cached: rerun the same command to resume a stopped compile cheaply.
 """
 
@@ -86,6 +88,13 @@ def add_compile(sub: argparse._SubParsersAction) -> None:
         "--calibrate",
         action="store_true",
         help="fit a confidence calibrator (Platt: judge confidence, vote share) on the dev debates and save it",
+    )
+    p.add_argument(
+        "--roles-from",
+        type=Path,
+        metavar="PROGRAM",
+        help="with --handwritten and --roles: take those roles' instructions and demos from this program file "
+        "(a role compiled in one setting, reused in another)",
     )
     p.add_argument("--role-data", type=Path, help="folder of role datasets written by madspy roles (with --roles)")
     p.add_argument(
@@ -255,8 +264,13 @@ def cmd_compile(args: argparse.Namespace) -> int:
 
     kind = task_named(args.task).task_kind
     config = base_config(args.model, args.preset, kind=kind, **_config_changes(args))
+    if args.roles_from and not (args.handwritten and args.roles):
+        raise CompileError("--roles-from goes with --handwritten and --roles (the roles to take from the file)")
     if args.handwritten:
-        save_handwritten(args.task, args.model, args.out, config=config)
+        if args.roles and not args.roles_from:
+            raise CompileError("--handwritten with --roles needs --roles-from (the program file to take them from)")
+        roles_from = (args.roles_from, _role_names(args.roles)) if args.roles_from else None
+        save_handwritten(args.task, args.model, args.out, config=config, roles_from=roles_from)
         print(f"wrote {args.out}", file=sys.stderr)
         return 0
     if args.optimizer is None:
@@ -292,6 +306,10 @@ def cmd_compile(args: argparse.Namespace) -> int:
     return 0
 
 
+def _role_names(spec: str) -> list[str]:
+    return [r.strip() for r in spec.split(",") if r.strip()]
+
+
 def _compile_roles(args: argparse.Namespace, config: Any, weights: Any, settings: dict[str, Any] | None) -> int:
     from madspy.optimizers.compile import CompileError
     from madspy.optimizers.role_compile import compile_program_roles
@@ -303,7 +321,7 @@ def _compile_roles(args: argparse.Namespace, config: Any, weights: Any, settings
         args.model,
         args.optimizer,
         args.role_data,
-        roles=[r.strip() for r in args.roles.split(",") if r.strip()],
+        roles=_role_names(args.roles),
         dev=args.dev,
         seed=args.seed,
         config=config,
