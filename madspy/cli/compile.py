@@ -26,7 +26,7 @@ COMPILE_EXAMPLES = """examples:
   madspy compile --handwritten --task gsm8k --model openai/gpt-4o-mini --out compiled/handwritten-gsm8k.json
   madspy compile --handwritten --set critic.isolated=true --task gsm8k --model local/my-model \\
       --out isolated.json      (then: madspy eval --programs debate,isolated.json ...)
-  madspy compile --handwritten --preset sc:3 --roles proposer --roles-from compiled/gsm8k-proposer.json \
+  madspy compile --handwritten --preset sc:3 --roles proposer --roles-from compiled/gsm8k-proposer.json \\
       --task gsm8k --model local/my-model --out sc3-compiled-proposer.json   # a compiled role in another setting
 LM replies are cached: rerun the same command to resume a stopped compile cheaply.
 """
