@@ -862,6 +862,22 @@ def test_cli_compare_takes_program_b_from_another_eval_folder(tmp_path, capsys):
     assert "no rows for program 'cot'; programs in these rows: debate" in capsys.readouterr().err
 
 
+def test_cli_compare_new_to_leaves_out_the_questions_of_an_earlier_sample(tmp_path, capsys):
+    now, earlier = tmp_path / "now", tmp_path / "earlier"
+    for folder, scores in ((now, {"a": [1, 1, 1, 0], "b": [0, 0, 1, 0]}), (earlier, {"a": [1, 1]})):
+        folder.mkdir()
+        (folder / "rows.jsonl").write_text("\n".join(r.model_dump_json() for r in _rows(scores)))
+    assert main(["compare", str(now), "a", "b", "--new-to", str(earlier), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)  # q0 and q1 (a right, b wrong) were in the earlier sample
+    assert (result["n"], result["left_out"], result["accuracy_a"], result["accuracy_b"]) == (2, 2, 0.5, 0.5)
+    assert (result["mcnemar"]["a_only"], result["mcnemar"]["b_only"]) == (0, 0)
+    assert main(["compare", str(now), "a", "b", "--new-to", str(earlier)]) == 0
+    assert f"left out: 2 paired questions also in {earlier}" in capsys.readouterr().out
+    assert main(["compare", str(now), "a", "b", "--new-to", str(earlier), "--record"]) == 2
+    assert "--record writes the whole sample's result" in capsys.readouterr().err
+    assert main(["compare", str(now), "a", "b", "--new-to", str(tmp_path / "none")]) == 2
+
+
 @pytest.fixture
 def bench_model_name(monkeypatch, tmp_path):
     """The bench model's name resolves without the model (a fingerprint never reads it): an empty file."""

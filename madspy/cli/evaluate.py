@@ -5,6 +5,7 @@ Example:
     $ madspy eval --task gsm8k --model openai/gpt-4o-mini --programs cot,sc,du-mad,debate --n 100 --out runs/gsm8k
     $ madspy summary runs/gsm8k --paired                                # while it runs, or after
     $ madspy compare runs/gsm8k debate cot
+    $ madspy compare runs/gsm8k-seed1 debate cot --new-to runs/gsm8k-seed0   # questions seed 0 did not hold
     $ madspy redecide runs/gsm8k                                       # majority, confidence, ... on the same debates
     $ madspy calibrate runs/gsm8k-train --program debate --check runs/gsm8k --out compiled/debate-cal.json
     $ madspy bench engine --json
@@ -164,6 +165,15 @@ def add_compare(sub: argparse._SubParsersAction) -> None:
         metavar="FOLDER[:B_FOLDER]",
         help="another sample of the same comparison (say, the next seed's eval), pooled: a question in several "
         "counts once, from the first; B_FOLDER when B's rows of it are in another folder (repeatable)",
+    )
+    p.add_argument(
+        "--new-to",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="FOLDER",
+        help="leave out the questions this other eval folder holds (say, an earlier sample's), for a reading on "
+        "questions new to it (repeatable; not with --record)",
     )
     p.add_argument(
         "--record",
@@ -396,9 +406,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from dataclasses import asdict, replace
 
     from madspy.comparison import compare, pool_samples
+    from madspy.core.errors import InputError
     from madspy.evaluation import eval_folder, load_rows
     from madspy.sessions import engines_of
 
+    if args.new_to and args.record:
+        raise InputError("--record writes the whole sample's result; --new-to reads a part of it: use one")
     folders = [(args.rows, args.b_rows)]
     for sample in args.sample:
         folder_a, _, folder_b = sample.partition(":")
@@ -408,6 +421,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         found = load_rows(folder_a)
         samples.append((found, load_rows(folder_b) if folder_b else found))
     rows_a, rows_b = pool_samples(samples, args.a, args.b) if args.sample else samples[0]
+    seen = {row.id for folder in args.new_to for row in load_rows(folder)}
+    paired = {r.id for r in rows_a if r.program == args.a} & {r.id for r in rows_b if r.program == args.b}
+    rows_a, rows_b = [r for r in rows_a if r.id not in seen], [r for r in rows_b if r.id not in seen]
     engines = engines_of(eval_folder(f) for pair in folders for f in pair if f is not None)
     c = compare(rows_a, args.a, args.b, rows_b=rows_b, engines=engines)
     if args.record:
@@ -418,12 +434,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(f"recorded in {args.a}'s manifest (held_out, {entry['n']} questions)", file=sys.stderr)
     if args.b_rows and args.a == args.b:  # one program in two folders: name each side by its folder
         c = replace(c, a=f"{args.a} ({eval_folder(args.rows).name})", b=f"{args.b} ({eval_folder(args.b_rows).name})")
+    left_out = {"left_out": len(paired & seen)} if args.new_to else {}
     if args.json:
-        print(json.dumps(asdict(c) | {"verdict": c.verdict}))
+        print(json.dumps(asdict(c) | {"verdict": c.verdict} | left_out))
         return 0
     d = c.difference
     if args.sample:
         print(f"samples pooled: {len(folders)} (a question in several counts once)")
+    if args.new_to:
+        print(f"left out: {left_out['left_out']} paired questions also in {', '.join(map(str, args.new_to))}")
     print(f"paired questions: {c.n}")
     print(f"accuracy: {c.a} {c.accuracy_a:.3f} | {c.b} {c.accuracy_b:.3f}")
     print(f"difference {c.a} - {c.b}: {d.mean_difference:+.3f} (95% paired-bootstrap CI {d.low:+.3f} to {d.high:+.3f})")
