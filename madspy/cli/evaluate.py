@@ -421,9 +421,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
         found = load_rows(folder_a)
         samples.append((found, load_rows(folder_b) if folder_b else found))
     rows_a, rows_b = pool_samples(samples, args.a, args.b) if args.sample else samples[0]
-    seen = {row.id for folder in args.new_to for row in load_rows(folder)}
-    paired = {r.id for r in rows_a if r.program == args.a} & {r.id for r in rows_b if r.program == args.b}
-    rows_a, rows_b = [r for r in rows_a if r.id not in seen], [r for r in rows_b if r.id not in seen]
+    left_out = {}
+    if args.new_to:  # leave out every question those folders hold; count the pairs that go
+        seen = {row.id for folder in args.new_to for row in load_rows(folder)}
+        paired = {r.id for r in rows_a if r.program == args.a} & {r.id for r in rows_b if r.program == args.b}
+        left_out = {"left_out": len(paired & seen)}
+        rows_a, rows_b = [r for r in rows_a if r.id not in seen], [r for r in rows_b if r.id not in seen]
     engines = engines_of(eval_folder(f) for pair in folders for f in pair if f is not None)
     c = compare(rows_a, args.a, args.b, rows_b=rows_b, engines=engines)
     if args.record:
@@ -434,7 +437,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(f"recorded in {args.a}'s manifest (held_out, {entry['n']} questions)", file=sys.stderr)
     if args.b_rows and args.a == args.b:  # one program in two folders: name each side by its folder
         c = replace(c, a=f"{args.a} ({eval_folder(args.rows).name})", b=f"{args.b} ({eval_folder(args.b_rows).name})")
-    left_out = {"left_out": len(paired & seen)} if args.new_to else {}
     if args.json:
         print(json.dumps(asdict(c) | {"verdict": c.verdict} | left_out))
         return 0
