@@ -18,7 +18,7 @@ import os
 import random
 import re
 import string
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, Protocol
@@ -221,14 +221,23 @@ class Task:
         data_dir: str | Path | None = None,
         n: int | None = None,
         seed: int = 0,
+        leave_out: Collection[str] = (),
     ) -> list[dspy.Example]:
         """Examples with ``question``, normalized ``answer`` and a stable ``id``; inputs = question.
 
         `split` defaults to `default_split`; `n` takes a random sample of n
-        examples, the same for the same `seed` (all of them if n >= the count).
-        Use `load_with_report` to also get the number of skipped rows.
+        examples, the same for the same `seed` (all of them if n >= the count),
+        drawn from those whose id is not in `leave_out` (say, questions an earlier
+        sample held, for a test on fresh ones). Use `load_with_report` to also get
+        the number of skipped rows.
+
+        >>> task = get_task("arithmetic")
+        >>> earlier = {e.id for e in task.load(n=5, seed=1)}
+        >>> fresh = task.load(n=5, seed=1, leave_out=earlier)
+        >>> len(fresh), earlier & {e.id for e in fresh}
+        (5, set())
         """
-        return self.load_with_report(split, data_dir=data_dir, n=n, seed=seed).examples
+        return self.load_with_report(split, data_dir=data_dir, n=n, seed=seed, leave_out=leave_out).examples
 
     def load_with_report(
         self,
@@ -237,6 +246,7 @@ class Task:
         data_dir: str | Path | None = None,
         n: int | None = None,
         seed: int = 0,
+        leave_out: Collection[str] = (),
     ) -> LoadReport:
         """Like `load`, plus how many rows were skipped for an unparsable gold and where rows came from."""
         split = split or self.default_split
@@ -255,6 +265,8 @@ class Task:
                 continue
             fields["answer"] = gold
             fields["id"] = str(fields["id"]) if fields.get("id") is not None else f"{split}-{index}"
+            if fields["id"] in leave_out:
+                continue
             examples.append(dspy.Example(**fields).with_inputs("question"))
         return LoadReport(_sample(examples, n, seed), skipped, origin)
 

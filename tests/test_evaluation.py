@@ -301,6 +301,28 @@ def test_other_settings_in_the_same_folder_are_refused(model, tmp_path, capsys):
     assert code == 2 and "other settings (n: 6 there vs 5 now)" in capsys.readouterr().err
 
 
+def test_eval_new_to_draws_questions_no_earlier_folder_holds_and_refuses_a_changed_one(model, tmp_path, capsys):
+    earlier, fresh = tmp_path / "seed0", tmp_path / "fresh"
+    run_eval(model, earlier, programs=["cot"])
+    held = {r.id for r in load_rows(earlier)}
+    run_eval(model, fresh, programs=["cot"], new_to=[earlier])
+    drawn = {r.id for r in load_rows(fresh)}
+    assert len(drawn) == N and not drawn & held  # n questions, all fresh (the same seed drew `held` before)
+    assert json.loads((fresh / "settings.json").read_text())["new_to"]["left_out"] == sorted(held)
+
+    with pytest.raises(EvalError, match="new_to"):  # resumed without --new-to: other settings, refused
+        run_eval(model, fresh, programs=["cot"])
+    rows_file = earlier / "rows.jsonl"  # the earlier folder now holds one question more
+    row = json.loads(rows_file.read_text().splitlines()[0]) | {"id": "arithmetic-new"}
+    rows_file.write_text(rows_file.read_text() + json.dumps(row) + "\n")
+    with pytest.raises(EvalError, match="new_to"):
+        run_eval(model, fresh, programs=["cot"], new_to=[earlier])
+    with pytest.raises(EvalError, match="is the --out folder"):
+        run_eval(model, fresh, programs=["cot"], new_to=[fresh])
+    code = main(["eval", "--task", "gsm8k", "--model", model, "--programs", "cot", "--new-to", str(earlier)])
+    assert code == 2 and "holds arithmetic test questions, not gsm8k" in capsys.readouterr().err
+
+
 def test_a_changed_program_is_refused_and_a_changed_cache_setting_is_not(model, tmp_path):
     program = tmp_path / "p.json"
     save_program(Debate(DebateConfig.with_agents(2, model=model, rounds=2)), program)

@@ -6,6 +6,7 @@ Example:
     $ madspy summary runs/gsm8k --paired                                # while it runs, or after
     $ madspy compare runs/gsm8k debate cot
     $ madspy compare runs/gsm8k-seed1 debate cot --new-to runs/gsm8k-seed0   # questions seed 0 did not hold
+    $ madspy eval --task gsm8k --model openai/gpt-4o-mini --programs cot --new-to runs/gsm8k --out runs/gsm8k-fresh
     $ madspy redecide runs/gsm8k                                       # majority, confidence, ... on the same debates
     $ madspy calibrate runs/gsm8k-train --program debate --check runs/gsm8k --out compiled/debate-cal.json
     $ madspy bench engine --json
@@ -128,6 +129,14 @@ def add_eval(sub: argparse._SubParsersAction) -> None:
         metavar="DURATION",
         help="start no question after this long (90m, 2h, 45s or seconds), finish those started, and stop; "
         "rerun the same command to resume",
+    )
+    p.add_argument(
+        "--new-to",
+        type=Path,
+        action="append",
+        metavar="FOLDER",
+        help="draw the questions from those this eval folder does not hold (say, an earlier sample's), for a "
+        "test on fresh questions (repeatable)",
     )
     p.add_argument(
         "--out",
@@ -321,6 +330,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         api_base=args.api_base,
         inject=args.inject,
         stop_after=args.stop_after,
+        new_to=args.new_to or (),
         **robustness(args),
     )
     err = Console(stderr=True)
