@@ -7,7 +7,7 @@ round: the memory policy picks (and the mask evaluator may prune) the peer answe
 sees, then every agent revises. At the end the decision protocol (or the resolver, for
 ``judge``) picks the answer. All calls of one step run concurrently (in turn when they all go
 to in-process local models, which serve one call at a time). The replaceable parts live in
-their own modules: config, protocols, stopping, memory, flips, critique, topology, credit,
+their own modules: config, protocols, stopping, memory, flips, critique, checks, topology, credit,
 budget, transcript.
 
 Example (a scripted model stands in for a real one; see ``madspy.testing``)::
@@ -32,9 +32,9 @@ import dspy
 from madspy.core.models import adapter_for, check_question, make_lm, one_call_at_a_time
 from madspy.programs.answers import echoes_tally, format_tally, normalize_answer, read_answer
 from madspy.programs.budget import RunBudget
-from madspy.programs.calculator import fractional_answer, unsupported_answer, unused_quantities, wrong_calculations
 from madspy.programs.calibration import vote_share
 from madspy.programs.calls import Job, Outcome, run_jobs
+from madspy.programs.checks import check_proposal, checks_on
 from madspy.programs.config import DebateConfig
 from madspy.programs.credit import CreditLedger
 from madspy.programs.critique import CHECKLIST, CONFIDENT_FLAGGED, focus_for, issue_lines, valid_issues, verdict_line
@@ -51,7 +51,7 @@ from madspy.programs.defenses import (
 from madspy.programs.distinct import digest, distinct_answers
 from madspy.programs.flips import Flip, echo_ratio, flip_kind
 from madspy.programs.memory import MASKED, MaskDecision, best_by_logprob, keeps, peer_view, summary_line
-from madspy.programs.program_check import program_disagreement, run_program, sampling
+from madspy.programs.program_check import run_program, sampling
 from madspy.programs.protocols import DecisionContext, Vote, get_protocol, tally
 from madspy.programs.stopping import first_reason, stop_rules
 from madspy.programs.topology import group_votes, visible
@@ -306,7 +306,7 @@ class _Run:
         self.history.append(votes)
         if not votes:
             return StopReason.ALL_AGENTS_FAILED
-        if self._checks_on():
+        if checks_on(self.cfg.critic):
             self._calculator_step(rnd)
         stop = self._stop_reason(rnd)
         if stop is None and self._echo_alarm(rnd) and cfg.echo.reaction == "devils_advocate":
@@ -314,7 +314,7 @@ class _Run:
         if self._critique_due(stop):
             self._critique_step(rnd)
             stop = stop or self._budget_spent()
-        elif self._checks_on():
+        elif checks_on(self.cfg.critic):
             self._record_findings(dict(self.checked))
         return stop
 
@@ -632,7 +632,7 @@ class _Run:
             quiet = {i: CHECKLIST for i, issues in found.items() if not issues}
             found.update(self._critique(rnd, quiet))
         found = {i: found[target] for i, target in targets.items() if target in found}
-        if self._checks_on():
+        if checks_on(self.cfg.critic):
             found = {i: self.checked.get(i, []) + found.get(i, []) for i in found.keys() | self.checked}
         self._record_findings(found)
 
@@ -652,39 +652,16 @@ class _Run:
             if issues and critic.flag_weight_above is not None and conf[i] > critic.flag_weight_above
         }
 
-    def _checks_on(self) -> bool:
-        critic = self.cfg.critic
-        return any(
-            (critic.calculator, critic.answer_check, critic.quantity_check, critic.integer_check, critic.program_check)
-        )
-
     def _calculator_step(self, rnd: Round) -> None:
-        """Check each agent's latest proposal, with no LM call: its arithmetic (``critic.calculator``), whether
-        its steps reach its answer (``critic.answer_check``) and use the question's quantities
-        (``critic.quantity_check``), whether a numeric answer is whole (``critic.integer_check``); and whether it
-        is what programs solving the question compute (``critic.program_check``: the solver's calls, once a debate)."""
+        """Run the deterministic checks (``checks.check_proposal``) on each agent's latest proposal; the solver's
+        programs (``critic.program_check``) are written and run once a debate."""
         critic, self.checked = self.cfg.critic, {}
         programs = self._program_values(rnd) if critic.program_check else []
         for i, proposal in sorted(self.proposals.items()):
             steps, answer = [str(s) for s in proposal.get("reasoning_steps") or []], str(proposal.get("answer") or "")
-            wrong = wrong_calculations(steps) if critic.calculator else []
-            if wrong:
-                first = f"{wrong[0]['location']}: {wrong[0]['evidence']}"
-                rnd.events.append(Event(kind=EventKind.MISCALCULATED, agent=i, count=len(wrong), text=first))
-            answer_issues = {
-                EventKind.ANSWER_UNREACHED: unsupported_answer(answer, steps) if critic.answer_check else None,
-                EventKind.QUANTITY_UNUSED: (
-                    unused_quantities(answer, self.question, steps) if critic.quantity_check else None
-                ),
-                EventKind.FRACTIONAL_ANSWER: fractional_answer(answer) if critic.integer_check else None,
-                EventKind.PROGRAM_DISAGREES: (
-                    program_disagreement(answer, programs, critic.program_agreement) if critic.program_check else None
-                ),
-            }
-            for kind, issue in answer_issues.items():
-                if issue:
-                    rnd.events.append(Event(kind=kind, agent=i, text=issue["evidence"]))
-            if issues := wrong + [issue for issue in answer_issues.values() if issue]:
+            issues, events = check_proposal(i, answer, steps, self.question, critic, programs)
+            rnd.events.extend(events)
+            if issues:
                 self.checked[i] = issues
 
     def _program_values(self, rnd: Round) -> list[float | None]:
@@ -704,7 +681,7 @@ class _Run:
     def _refuted(self, rnd: Round) -> bool:
         """Whether a consensus stop is overruled: a proposal holding the winning answer fails a check, and a
         round is left to debate it."""
-        if not self._checks_on() or rnd.index + 1 >= self.cfg.round_limit:
+        if not checks_on(self.cfg.critic) or rnd.index + 1 >= self.cfg.round_limit:
             return False
         votes = self.history[-1]
         top = Counter(v.key for v in votes).most_common(1)[0][0]
