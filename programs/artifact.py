@@ -118,8 +118,9 @@ def amend_manifest(path: str | Path, entries: dict[str, Any]) -> dict[str, Any]:
         amend_manifest("compiled/mine.json", {"held_out": [{"task": "gsm8k", "n": 100, "accuracy": 0.51}]})
     """
     path = Path(path)
-    load_program(path)
-    body = {k: v for k, v in _read(path).items() if k != "sha256"}
+    document = _read(path)
+    _rebuild(path, document)
+    body = {k: v for k, v in document.items() if k != "sha256"}
     body["manifest"] = {**body["manifest"], **to_jsonable_python(entries)}
     return _write(path, body)
 
@@ -135,7 +136,8 @@ def adopt_roles(debate: Debate, path: str | Path, roles: Sequence[str]) -> dict[
         adopt_roles(debate, "compiled/gsm8k-proposer.json", ["proposer"])
     """
     path = Path(path)
-    source, target = dict(load_program(path).named_predictors()), dict(debate.named_predictors())
+    document = _read(path)
+    source, target = dict(_rebuild(path, document).named_predictors()), dict(debate.named_predictors())
     unknown = [role for role in roles if role not in target]
     if unknown or not roles:
         given = ", ".join(roles) or "none"
@@ -143,7 +145,7 @@ def adopt_roles(debate: Debate, path: str | Path, roles: Sequence[str]) -> dict[
     for role in roles:
         target[role].signature = target[role].signature.with_instructions(source[role].signature.instructions)
         target[role].demos = [demo.copy() for demo in source[role].demos]
-    return {"program": path.as_posix(), "sha256": _read(path)["sha256"], "roles": list(roles)}
+    return {"program": path.as_posix(), "sha256": document["sha256"], "roles": list(roles)}
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -200,7 +202,11 @@ def load_program(path: str | Path, **config_overrides: Any) -> Debate:
     program to another model) after validation.
     """
     path = Path(path)
-    document = _read(path)
+    return _rebuild(path, _read(path), **config_overrides)
+
+
+def _rebuild(path: Path, document: dict[str, Any], **config_overrides: Any) -> Debate:
+    """``load_program`` of a file already read (``_read``): validated, then rebuilt."""
     missing = {"format", "config", "roles", "manifest", "sha256"} - document.keys()
     if missing:
         raise ProgramFileError(f"{path} lacks {', '.join(sorted(missing))}; not a madspy program")
