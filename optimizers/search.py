@@ -162,21 +162,27 @@ def efficient_default(kind: TaskKind | None = None, whole_numbers: bool = False)
     }
 
 
-SPACES = {"all": sample_config, "efficient": sample_efficient}
+def _all_space(trial: optuna.Trial, model: str, task: Task, **fixed: Any) -> DebateConfig:
+    return sample_config(trial, model, task.task_kind, **fixed)
+
+
+def _efficient_space(trial: optuna.Trial, model: str, task: Task, **fixed: Any) -> DebateConfig:
+    return sample_efficient(trial, model, task.task_kind, whole_numbers=task.whole_number_answers, **fixed)
+
+
+# A search space: what one trial samples for a task (its kind; for the efficient space, whether answers are whole).
+SPACES: dict[str, Callable[..., DebateConfig]] = {"all": _all_space, "efficient": _efficient_space}
 
 
 def trial_config(space: str, trial: optuna.Trial, model: str, task: Task, **fixed: Any) -> DebateConfig:
-    """The settings a trial of ``space`` samples for ``task``: its kind, and for the efficient space whether
-    its answers are whole numbers (then the integer check is a knob).
+    """The settings a trial of ``space`` samples for ``task``.
 
     >>> trial = optuna.trial.FixedTrial(efficient_default("reasoning", whole_numbers=True))
     >>> config = trial_config("efficient", trial, "openai/m", get_task("gsm8k"))
     >>> config == preset("debate", model="openai/m", kind="reasoning"), "integer_check" in trial.params
     (True, True)
     """
-    if space == "efficient":
-        return sample_efficient(trial, model, task.task_kind, whole_numbers=task.whole_number_answers, **fixed)
-    return SPACES[space](trial, model, task.task_kind, **fixed)
+    return SPACES[space](trial, model, task, **fixed)
 
 
 def _best_accuracy(study: optuna.Study) -> float | None:
