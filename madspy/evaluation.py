@@ -471,7 +471,8 @@ def evaluate(
     left_out = _questions_held(new_to, task.name, split or task.default_split, out)
     report = task.load_with_report(split, data_dir=data_dir, n=n, seed=seed, leave_out=set(left_out))
     if not report.examples:
-        raise EvalError(f"{task.name}: no usable questions ({report.skipped} rows had an unparsable answer)")
+        held = f"; the --new-to folders hold the other {len(left_out)}" if left_out else ""
+        raise EvalError(f"{task.name}: no usable questions ({report.skipped} rows had an unparsable answer{held})")
     _check_settings(
         out,
         {

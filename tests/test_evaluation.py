@@ -319,6 +319,14 @@ def test_eval_new_to_draws_questions_no_earlier_folder_holds_and_refuses_a_chang
         run_eval(model, fresh, programs=["cot"], new_to=[earlier])
     with pytest.raises(EvalError, match="is the --out folder"):
         run_eval(model, fresh, programs=["cot"], new_to=[fresh])
+    everything = tmp_path / "all"  # an eval folder holding every arithmetic question
+    everything.mkdir()
+    (everything / "settings.json").write_text((earlier / "settings.json").read_text())
+    (everything / "rows.jsonl").write_text(
+        "".join(json.dumps(row | {"id": f"arithmetic-{i}"}) + "\n" for i in range(1000))
+    )
+    with pytest.raises(EvalError, match=r"no usable questions .* the --new-to folders hold the other 1000"):
+        run_eval(model, tmp_path / "none-left", programs=["cot"], new_to=[everything])
     code = main(["eval", "--task", "gsm8k", "--model", model, "--programs", "cot", "--new-to", str(earlier)])
     assert code == 2 and "holds arithmetic test questions, not gsm8k" in capsys.readouterr().err
 
