@@ -218,6 +218,8 @@ _ADDED_OFF = {
     ("critic", "answer_check"): False,
     ("critic", "quantity_check"): False,
     ("critic", "integer_check"): False,
+    ("critic", "readable_check"): False,
+    ("critic", "doubt_below"): None,
 }
 # An option added later that brings a role and settings with it: while it is off, they are left out too.
 _ADDED_WITH_ROLE = {("critic", "program_check"): (Role.SOLVER, ("program_samples", "program_agreement"))}

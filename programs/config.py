@@ -103,6 +103,10 @@ class CriticConfig(RoleConfig):
     (the critic's model; the first greedy, the rest sampled) and run in a sandbox; a numeric answer that
     differs from the value at least ``program_agreement`` of them compute is flagged the same way
     (``programs.program_check``: one solver call per sample and debate, none per proposal).
+    ``readable_check``: the same for an answer field the task cannot read as an answer (no number on a numeric
+    task), which is no vote (``programs.checks.unreadable_answer``). ``doubt_below``: the same for a proposal
+    whose own stated confidence is below this (``programs.checks.stated_doubt``): the proposer's doubt, not a
+    reading of its steps.
     """
 
     isolated: bool = False
@@ -120,6 +124,12 @@ class CriticConfig(RoleConfig):
     )
     program_check: bool = Field(
         False, description="flag a numeric answer that differs from what programs solving the question compute"
+    )
+    readable_check: bool = Field(
+        False, description="flag an answer field the task cannot read as an answer (no LM call); its holder is told"
+    )
+    doubt_below: float | None = Field(
+        None, ge=0.0, le=1.0, description="flag a proposal whose stated confidence is below this (no LM call)"
     )
     program_samples: int = Field(5, ge=1, le=20, description="programs the solver writes per debate")
     program_agreement: int = Field(2, ge=1, le=20, description="programs that must agree on a value to flag")

@@ -659,7 +659,17 @@ class _Run:
         programs = self._program_values(rnd) if critic.program_check else []
         for i, proposal in sorted(self.proposals.items()):
             steps, answer = [str(s) for s in proposal.get("reasoning_steps") or []], str(proposal.get("answer") or "")
-            issues, events = check_proposal(i, answer, steps, self.question, critic, programs)
+            stated = proposal.get("confidence")
+            issues, events = check_proposal(
+                i,
+                answer,
+                steps,
+                self.question,
+                critic,
+                programs,
+                confidence=None if stated is None else float(stated),
+                normalize=self.debate.normalize,
+            )
             rnd.events.extend(events)
             if issues:
                 self.checked[i] = issues

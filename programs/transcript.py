@@ -75,6 +75,8 @@ class EventKind(Vocabulary):
     ANSWER_UNREACHED = "answer_unreached"
     QUANTITY_UNUSED = "quantity_unused"
     FRACTIONAL_ANSWER = "fractional_answer"
+    ANSWER_UNREADABLE = "answer_unreadable"
+    DOUBTED = "doubted"
     PROGRAMS_RUN = "programs_run"
     PROGRAM_DISAGREES = "program_disagrees"
     DECISIVE_VOTE_REFUTED = "decisive_vote_refuted"
@@ -98,6 +100,8 @@ _PROSE: dict[EventKind, str] = {
     EventKind.ANSWER_UNREACHED: "answer check on agent {agent}: {text}",
     EventKind.QUANTITY_UNUSED: "quantity check on agent {agent}: {text}",
     EventKind.FRACTIONAL_ANSWER: "integer check on agent {agent}: {text}",
+    EventKind.ANSWER_UNREADABLE: "readable check on agent {agent}: {text}",
+    EventKind.DOUBTED: "doubt check on agent {agent}: {text}",
     EventKind.PROGRAMS_RUN: "program check: {count} program(s) computed a number: {text}",
     EventKind.PROGRAM_DISAGREES: "program check on agent {agent}: {text}",
     EventKind.DECISIVE_VOTE_REFUTED: "the winning answer fails the calculator in {count} of its proposals: debate on",

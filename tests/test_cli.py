@@ -162,6 +162,8 @@ def test_presets_run_the_baselines(capsys, scripted):
         (["--no-quantity-check"], "critic.quantity_check", False),
         ([], "critic.integer_check", False),
         (["--integer-check"], "critic.integer_check", True),
+        (["--readable-check", "--doubt-below", "0.9"], "critic.readable_check", True),
+        (["--doubt-below", "0.9"], "critic.doubt_below", 0.9),
         (["--referee", "--referee-every", "2"], "referee.every", 2),
         (["--set", "critic.deep_review_below=0.3", "--set", "summary_keep_rounds=2"], "critic.deep_review_below", 0.3),
     ],

@@ -65,6 +65,11 @@ RUN_OPTIONS: dict[str, tuple[str, Any, str]] = {
         "... and its holders are at least this confident on average (debate: 0)",
     ),
     "--stable-rounds": ("stop.stable_rounds", int, "stop when no answer changed for k rounds (1; 0 = off)"),
+    "--doubt-below": (
+        "critic.doubt_below",
+        float,
+        "flag a proposal whose own stated confidence is below this (no LM call); it is debated and its holder told",
+    ),
     "--referee-every": ("referee.every", int, "referee every k rounds (with --referee)"),
     "--referee-extend": (
         "referee.extend_below",
@@ -101,6 +106,11 @@ RUN_SWITCHES: dict[str, tuple[dict[str, Any], str]] = {
         {"critic.integer_check": True},
         "flag a numeric answer with a fractional part (no LM call; for tasks whose answers are whole numbers,"
         " such as gsm8k); it is debated",
+    ),
+    "--readable-check": (
+        {"critic.readable_check": True},
+        "flag an answer field the task cannot read as an answer (no number on a numeric task; no LM call); its"
+        " holder is told",
     ),
     "--program-check": (
         {"critic.program_check": True},
