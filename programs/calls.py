@@ -55,6 +55,8 @@ class Job:
 
 @dataclass
 class Outcome:
+    """One job's result: its recorded call (tokens, latency, error) and its prediction (None when it failed)."""
+
     call: Call
     prediction: dspy.Prediction | None
 

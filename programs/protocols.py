@@ -97,6 +97,8 @@ def _weighted(votes: list[Vote], weight: Callable[[Vote], float], name: str, not
 
 
 class Protocol(_Protocol):
+    """A decision protocol: turns the final round's votes (and the debate's context) into one ``Decision``."""
+
     name: str
 
     def decide(self, votes: list[Vote], ctx: DecisionContext | None = None) -> Decision: ...

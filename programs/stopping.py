@@ -25,6 +25,8 @@ History = list[list[Vote]]  # votes after each round, round 0 first
 
 
 class StopRule(Protocol):
+    """A stop rule: reads the vote history after a round and names why the debate stops there, or None."""
+
     def check(self, history: History) -> StopReason | None: ...
 
 

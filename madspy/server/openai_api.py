@@ -119,6 +119,8 @@ class ChatMessage(BaseModel):
 
 
 class StreamOptions(BaseModel):
+    """OpenAI's ``stream_options``: with ``include_usage`` the last chunk of a stream carries the token usage."""
+
     model_config = ConfigDict(extra="ignore")
     include_usage: bool = False
 
