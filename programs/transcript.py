@@ -104,7 +104,7 @@ _PROSE: dict[EventKind, str] = {
     EventKind.DOUBTED: "doubt check on agent {agent}: {text}",
     EventKind.PROGRAMS_RUN: "program check: {count} program(s) computed a number: {text}",
     EventKind.PROGRAM_DISAGREES: "program check on agent {agent}: {text}",
-    EventKind.DECISIVE_VOTE_REFUTED: "the winning answer fails the calculator in {count} of its proposals: debate on",
+    EventKind.DECISIVE_VOTE_REFUTED: "the winning answer fails a check in {count} of its proposals: debate on",
     EventKind.NOTE: "{text}",
 }
 
