@@ -103,8 +103,9 @@ class CriticConfig(RoleConfig):
     (the critic's model; the first greedy, the rest sampled) and run in a sandbox; a numeric answer that
     differs from the value at least ``program_agreement`` of them compute is flagged the same way
     (``programs.program_check``: one solver call per sample and debate, none per proposal).
-    ``readable_check``: the same for an answer field the task cannot read as an answer (no number on a numeric
-    task), which is no vote (``programs.checks.unreadable_answer``). ``doubt_below``: the same for a proposal
+    ``readable_check``: the same for an answer field the debate's normalizer cannot read, which is no vote
+    (``programs.checks.unreadable_answer``): with a task's normalizer (eval, compile, search) no number on a
+    numeric task; with the default one, an empty answer. ``doubt_below``: the same for a proposal
     whose own stated confidence is below this (``programs.checks.stated_doubt``): the proposer's doubt, not a
     reading of its steps.
     """

@@ -109,8 +109,8 @@ RUN_SWITCHES: dict[str, tuple[dict[str, Any], str]] = {
     ),
     "--readable-check": (
         {"critic.readable_check": True},
-        "flag an answer field the task cannot read as an answer (no number on a numeric task; no LM call); its"
-        " holder is told",
+        "flag an empty answer field (no LM call; its holder is told); where a task is known (eval, compile, search)"
+        " an answer field the task cannot read, such as no number on gsm8k",
     ),
     "--program-check": (
         {"critic.program_check": True},
