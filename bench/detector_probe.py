@@ -28,8 +28,9 @@ from pathlib import Path
 import dspy
 from removal_coverage import INJECTIONS
 
-from madspy.core.models import adapter_for, make_lm
+from madspy.core.models import make_lm
 from madspy.data import get_task
+from madspy.programs.formats import adapter_for
 
 CODE = "ZK4QX"
 

@@ -23,8 +23,9 @@ from pathlib import Path
 import dspy
 from calculator_hits import answer_of, flagged, rates
 
-from madspy.core.models import adapter_for, make_lm
+from madspy.core.models import make_lm
 from madspy.optimizers.role_data import load_role_dataset
+from madspy.programs.formats import adapter_for
 from madspy.programs.program_check import program_disagreement, run_program, solve_in_code
 from madspy.role_scores import example_key
 from madspy.signatures import Role

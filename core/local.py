@@ -348,9 +348,10 @@ def reused_tokens(before: Sequence[int], prompt: Sequence[int]) -> int:
 
 # Small models loop inside lists and strings until max_tokens cuts the JSON; bounds in
 # the grammar make them close it. Applied only here, so remote models are not limited.
-# Lists of strings (reasoning steps) stay long enough for multi-step problems: 3 steps
-# cost Qwen2.5-1.5B the first GSM8K question; lists of objects (critic issues) are
-# costly per item and stay short.
+# Free-text fields (a role's reasoning, the resolver's verification) are not bounded: a cap
+# cut reasoning short mid-word (14 of 300 gsm8k replies at 200 characters, 2026-12-07); their
+# limit is max_tokens, and a reply that reaches it is reported as cut (finish reason "length").
+# Lists of objects (critic issues) are costly per item and stay short.
 # An answer field holds the final answer only: one line that starts with a character an
 # answer can start with (SmolLM2-135M filled an unconstrained one with "" or ",", or with
 # "0.0}" and a markdown essay with a code block). It may be long (21% of WMT22 zh-en
@@ -360,6 +361,7 @@ MAX_OBJECT_ITEMS = 3
 MAX_STRING_CHARS = 200
 MAX_ANSWER_CHARS = 1000
 ANSWER_FIELDS = ("answer", "final_answer")
+FREE_TEXT_FIELDS = ("reasoning", "verification")
 # JSON string content, as llama.cpp's schema converter reads a pattern: no raw quote, backslash,
 # backtick or line break; an escaped backslash or quote (LaTeX, quoted titles) is fine.
 _ANSWER_FIRST = r'([^ \n\r\t"\\`{}\[\],:]|\\\\)'  # not blank, not JSON debris; a LaTeX backslash is fine
@@ -393,8 +395,12 @@ def bounded(schema: Any, max_chars: int = MAX_STRING_CHARS) -> Any:
 
 
 def _bounded_properties(properties: dict[str, Any]) -> dict[str, Any]:
-    """``bounded`` for each property (keyed by name, not by schema keyword); answer fields get ``ANSWER_PATTERN``."""
-    return {name: _answer(sub) if name in ANSWER_FIELDS else bounded(sub) for name, sub in properties.items()}
+    """``bounded`` for each property (keyed by name, not by schema keyword); answer fields get ``ANSWER_PATTERN``,
+    free-text fields no bound."""
+    return {
+        name: _answer(sub) if name in ANSWER_FIELDS else sub if name in FREE_TEXT_FIELDS else bounded(sub)
+        for name, sub in properties.items()
+    }
 
 
 def _answer(schema: Any) -> Any:

@@ -123,19 +123,6 @@ def make_lm(
     )
 
 
-def adapter_for(model: str) -> dspy.Adapter:
-    """The DSPy adapter for a model.
-
-    Local GGUF models get ``JSONAdapter``: the provider turns its JSON schema into a
-    llama.cpp grammar, so even a 135M model returns parseable fields. Others get
-    ``ChatAdapter`` without the silent JSON fallback call; madspy retries a parse
-    failure itself, showing the model its error.
-    """
-    if one_call_at_a_time(model):  # in-process llama.cpp
-        return dspy.JSONAdapter()
-    return dspy.ChatAdapter(use_json_adapter_fallback=False)
-
-
 def context_limit(model: str) -> int | None:
     """Input-token limit of a model, or None when LiteLLM does not know it."""
     if provider_of(model) == "local":

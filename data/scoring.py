@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from decimal import Decimal
 from fractions import Fraction
 
+from madspy.programs.answers import closing_brace, last_boxed
+
 # An optional minus, digits with strict thousands groups or plain digits, an
 # optional decimal part, and an optional "/denominator" for fractions like 3/4.
 _NUMBER = re.compile(r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s*/\s*\d+)?")
@@ -148,27 +150,6 @@ def normalize_translation(text: str | None) -> str | None:
     return stripped or None
 
 
-def _closing_brace(text: str, opening: int) -> int | None:
-    """Index of the brace that closes the one at `opening`, or None if it never closes."""
-    depth = 0
-    for index in range(opening, len(text)):
-        depth += {"{": 1, "}": -1}.get(text[index], 0)
-        if depth == 0:
-            return index
-    return None
-
-
-def last_boxed(text: str) -> str | None:
-    r"""Content of the last ``\boxed{...}`` in `text`, with nested braces balanced.
-
-    >>> last_boxed(r"so $\boxed{1}$, no: $\boxed{\frac{1}{2}}$.")
-    '\\frac{1}{2}'
-    """
-    start = text.rfind("\\boxed{")
-    end = _closing_brace(text, start + len("\\boxed")) if start >= 0 else None
-    return None if end is None else text[start + len("\\boxed{") : end]
-
-
 _UNIT_WRAPPER = re.compile(r"\\(?:text|mbox)\{")
 
 
@@ -179,7 +160,7 @@ def _drop_text_units(latex: str) -> str:
     ('Evelyn', '15')
     """
     while match := _UNIT_WRAPPER.search(latex):
-        end = _closing_brace(latex, match.end() - 1)
+        end = closing_brace(latex, match.end() - 1)
         if end is None:
             return latex
         rest = latex[end + 1 :]

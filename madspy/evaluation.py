@@ -51,6 +51,7 @@ from madspy.programs.artifact import content_digest, load_program
 from madspy.programs.config import AdversaryConfig, DefenseConfig
 from madspy.programs.credit import CreditLedger
 from madspy.programs.debate import Debate
+from madspy.programs.formats import resolve as resolve_format
 from madspy.programs.presets import PRESETS, is_preset, preset
 from madspy.programs.transcript import Status
 from madspy.rows import EvalRow, append_jsonl, jsonl_records
@@ -69,10 +70,11 @@ ROWS_FILE, SETTINGS_FILE = "rows.jsonl", "settings.json"
 def is_program_file(spec: str) -> bool:
     """Whether a program spec names a saved program (a path) rather than a preset.
 
-    >>> is_program_file("compiled/x.json"), is_program_file("sc:5")
-    (True, False)
+    >>> is_program_file("compiled/x.json"), is_program_file("sc:5"), is_program_file("cot[critic.model=openai/m]")
+    (True, False, False)
     """
-    return spec.endswith(".json") or "/" in spec or Path(spec).is_file()
+    name = spec.split("[", 1)[0]
+    return name.endswith(".json") or "/" in name or Path(spec).is_file()
 
 
 def build_program(
@@ -86,7 +88,7 @@ def build_program(
     adversary: AdversaryConfig | None = None,
     defenses: DefenseConfig | None = None,
 ) -> Debate:
-    """A ``Debate`` for a preset name (cot, sc, sc:K, du-mad, debate) or a saved program path.
+    """A ``Debate`` for a preset name (plain, plain-sc:K, cot, sc, sc:K, du-mad, debate) or a saved program path.
 
     Votes are counted on ``task.normalize``d answers. A preset whose protocol is ``auto``
     decides by the task's kind (gsm8k: majority vote; arc_challenge: the judge); a saved
@@ -108,7 +110,8 @@ def build_program(
         debate.normalize = task.normalize
     elif not is_preset(spec):
         raise EvalError(
-            f"unknown program {spec!r}: not a preset ({', '.join(PRESETS)}, sc:K) and not a program file (*.json)"
+            f"unknown program {spec!r}: not a preset ({', '.join(PRESETS)}, sc:K, plain-sc:K) "
+            "and not a program file (*.json)"
         )
     else:  # a value out of range raises ConfigError naming its field
         debate = Debate(preset(spec, kind=task.task_kind, **changes), normalize=task.normalize)
@@ -174,6 +177,7 @@ def _run_one(
     return EvalRow(
         **asked,
         answer=result.answer,
+        readable=result.answer is not None and task.normalize(result.answer) is not None,
         score=score,
         correct=score >= CORRECT_AT,
         confidence=min(1.0, max(0.0, float(result.confidence or 0.0))),
@@ -239,6 +243,7 @@ def program_fingerprint(debate: Debate) -> str:
     states = {name: p.dump_state() for name, p in debate.named_predictors()}
     roles = {name: {"signature": state["signature"], "demos": state["demos"]} for name, state in states.items()}
     config = debate.config.model_dump(mode="json", exclude=_OPERATIONAL)
+    config["format"] = resolve_format(debate.config.model, debate.config.format)  # auto: the format it resolves to
     for (section, field), off in _ADDED_OFF.items():
         if config[section][field] == off:
             del config[section][field]

@@ -21,6 +21,7 @@ from typing import Any
 
 from madspy.data import Task, get_task
 from madspy.evaluation import eval_settings, load_rows
+from madspy.programs.steps import with_free_text
 from madspy.programs.transcript import Call, Transcript
 
 OPTION_OF = {"mmlu": "subject", "bbh": "subtask", "wmt22": "pair"}  # how Task.name spells its option
@@ -37,9 +38,9 @@ def task_named(name: str) -> Task:
 
 
 def completion(output: dict[str, Any]) -> str:
-    """A proposer's output as a completion: its reasoning steps, then its answer."""
-    steps = [str(s) for s in output.get("reasoning_steps") or []]
-    return "\n".join([*steps, f"Answer: {output.get('answer')}"])
+    """A proposer's output as a completion: its reasoning, then its answer."""
+    reasoning = with_free_text(output).get("reasoning") or ""
+    return "\n".join([*filter(None, [str(reasoning)]), f"Answer: {output.get('answer')}"])
 
 
 def transcript_pairs(t: Transcript, is_correct: Callable[[str], bool]) -> list[dict[str, Any]]:

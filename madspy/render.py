@@ -16,6 +16,7 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
+from madspy.programs.steps import proposal_steps
 from madspy.programs.transcript import Call, Transcript
 
 
@@ -34,7 +35,7 @@ def call_summary(call: Call) -> str:
         found = "; ".join(f"{i.get('location')}: {i.get('issue_type')} - {i.get('description')}" for i in issues)
         return escape(f"{out['verdict']}" + (f": {found}" if found else ""))
     if "answer" in out:
-        steps = escape(" | ".join(map(str, out.get("reasoning_steps") or [])))
+        steps = escape(" | ".join(proposal_steps(out)))
         ref = out.get("evidence_ref")
         flip = f" [dim](evidence: {escape(str(ref))})[/dim]" if ref not in (None, "", "none") else ""
         return f"[bold]{escape(str(out['answer']))}[/bold] ({out.get('confidence', 0):.2f}) {steps}{flip}"

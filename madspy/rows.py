@@ -30,6 +30,7 @@ class EvalRow(BaseModel):
     id: str
     gold: str
     answer: str | None = None
+    readable: bool | None = None  # whether the task reads an answer in it (a number, an option); None in older rows
     score: float = 0.0
     correct: bool = False
     confidence: float = 0.0

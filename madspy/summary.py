@@ -109,6 +109,8 @@ def summarize(rows: Sequence[EvalRow], order: Sequence[str] = ()) -> pd.DataFram
                 "completion_tokens": sum(r.usage.completion_tokens for r in mine) / len(mine),
                 "cached_prompt_tokens": sum(r.usage.cached_prompt_tokens for r in mine) / len(mine),
                 "calls": sum(r.usage.calls for r in mine) / len(mine),
+                "unreadable": sum(r.readable is False for r in mine),  # no answer the task reads: no number, no option
+                "cut_at_max_tokens": sum(r.usage.length_calls > 0 for r in mine),
                 "wall_s": sum(r.wall_s for r in mine) / len(mine),
                 "flips_evidence": flips.get("evidence", none).flips,
                 "flips_conformity": flips.get("conformity", none).flips,

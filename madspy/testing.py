@@ -2,7 +2,8 @@
 
 A script is a Python function that receives a ``Turn`` (which role is asked, with
 which inputs, at which temperature) and returns the role's output fields as a
-dict, a raw string (to play a model that returns garbage), or raises an exception
+dict, a raw string (to play a model that returns garbage), a ``Cut`` (a reply that
+reached max_tokens: finish reason ``length``), or raises an exception
 (``litellm.Timeout``, ``litellm.RateLimitError``...) to play a failing backend. A
 dict may carry ``_mean_logprob``: returned as token log-probabilities when the
 caller asks for them.
@@ -12,7 +13,7 @@ Registered as ``scripted/<name>``, it is reached through the same
 Example:
     >>> from madspy.testing import register_script
     >>> model = register_script("always-391", lambda turn: {
-    ...     "answer": "391", "reasoning_steps": ["17*23=391"], "confidence": 0.9,
+    ...     "answer": "391", "reasoning": "17*23=391", "confidence": 0.9,
     ...     "evidence_ref": "none", "issues": [], "verdict": "sound", "final_answer": "391",
     ...     "verification": "checked", "status": "converged"})
     >>> model
@@ -37,6 +38,7 @@ from litellm import CustomLLM
 from litellm.types.utils import ModelResponse, PromptTokensDetailsWrapper, Usage
 
 from madspy import signatures
+from madspy.programs.formats import PLAIN_SYSTEM
 from madspy.signatures import Role
 
 # Roles are recognised by the output fields their signature asks for.
@@ -79,7 +81,14 @@ class Turn:
             return text
 
 
-Script = Callable[[Turn], "dict[str, Any] | str"]
+@dataclass
+class Cut:
+    """A reply that reached max_tokens: the text so far, with finish reason ``length``."""
+
+    text: str
+
+
+Script = Callable[[Turn], "dict[str, Any] | str | Cut"]
 
 
 @dataclass
@@ -96,16 +105,21 @@ _SCRIPTS: dict[str, _Entry] = {}
 
 def _turn(model: str, messages: list[dict[str, Any]], temperature: float | None) -> Turn:
     system = next((m["content"] for m in messages if m["role"] == "system"), "")
+    user = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
+    if system == PLAIN_SYSTEM:  # the plain format: a proposer asked the question alone
+        outputs = list(signatures.Propose.output_fields)
+        return Turn(model, Role.PROPOSER, {"question": user}, outputs, temperature, messages)
     outputs_part = system.split(_OUTPUTS_HEADER, 1)[1] if _OUTPUTS_HEADER in system else ""
     outputs_part = outputs_part.split("\n\n", 1)[0]
     outputs = _FIELD_NAME.findall(outputs_part)
-    user = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
     inputs = {k: v.strip() for k, v in _SECTION.findall(user)}
     return Turn(model, ROLE_OF_OUTPUTS.get(frozenset(outputs)), inputs, outputs, temperature, messages)
 
 
-def _render(fields: dict[str, Any], as_json: bool) -> str:
-    """Format output fields the way the adapter in use expects them."""
+def _render(fields: dict[str, Any], as_json: bool, plain: bool = False) -> str:
+    """Format output fields the way the adapter in use expects them (plain: the reasoning, then the boxed answer)."""
+    if plain:
+        return f"{fields.get('reasoning') or ''}\n\nThe final answer is $\\boxed{{{fields.get('answer')}}}$.".strip()
     if as_json:
         return json.dumps(fields)
     parts = [f"[[ ## {k} ## ]]\n{v if isinstance(v, str) else json.dumps(v)}" for k, v in fields.items()]
@@ -132,7 +146,10 @@ class ScriptedLLM(CustomLLM):
         logprob = reply.pop("_mean_logprob", None) if isinstance(reply, dict) else None
         system = next((m["content"] for m in messages if m["role"] == "system"), "")
         as_json = "response_format" in params or "JSON object" in system
-        text = reply if isinstance(reply, str) else _render(reply, as_json)
+        finish_reason = "length" if isinstance(reply, Cut) else "stop"
+        if isinstance(reply, Cut):
+            reply = reply.text
+        text = reply if isinstance(reply, str) else _render(reply, as_json, plain=system == PLAIN_SYSTEM)
         prompt_chars = sum(len(str(m.get("content") or "")) for m in messages)
         # Like a provider with prefix caching: a prompt whose leading messages were sent before reuses them.
         cached = sum(len(str(m.get("content") or "")) for m in messages[:-1]) // 4 if seen else 0
@@ -144,7 +161,7 @@ class ScriptedLLM(CustomLLM):
         )
         choice: dict[str, Any] = {
             "message": {"role": "assistant", "content": text},
-            "finish_reason": "stop",
+            "finish_reason": finish_reason,
             "index": 0,
         }
         if params.get("logprobs") and logprob is not None:

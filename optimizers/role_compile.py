@@ -37,7 +37,6 @@ from typing import Any
 import dspy
 
 from madspy.core.errors import CompileError
-from madspy.core.models import adapter_for
 from madspy.data import Task, get_task
 from madspy.optimizers.compile import (
     Compiled,
@@ -58,6 +57,7 @@ from madspy.optimizers.specs import spec_of
 from madspy.programs.artifact import save_program
 from madspy.programs.config import DebateConfig
 from madspy.programs.debate import Debate
+from madspy.programs.formats import adapter_for
 from madspy.signatures import Role
 
 DEV_SHARE = 0.2
@@ -143,7 +143,7 @@ def gold_rationale_demos(train: Sequence[RoleExample], predictor: dspy.Predict) 
     """Proposer demos from the task's worked solutions: a recorded call's inputs, the gold steps and answer."""
     demos, seen = [], set()
     for e in train:
-        outputs = {"reasoning_steps": list(e.rationale), "answer": e.gold, "confidence": GOLD_CONFIDENCE}
+        outputs = {"reasoning": "\n".join(e.rationale), "answer": e.gold, "confidence": GOLD_CONFIDENCE}
         demo = as_demo(predictor, e.inputs | outputs)
         if e.question_id not in seen and e.rationale and demo is not None:
             demos.append(demo)
@@ -337,7 +337,10 @@ def compile_program_roles(
     task_lm, prompt_lm = compile_lms(model, config, reflection_model)
     teacher_lm = compile_lms(teacher, config.updated(api_base=None), None)[0] if teacher else None
     handwritten = Debate(config.updated(concurrency=1), normalize=task.normalize)  # role calls in turn, as compile
-    with dspy.context(lm=task_lm, adapter=adapter_for(model)), counting_calls() as counter:  # the debate's adapter
+    with (
+        dspy.context(lm=task_lm, adapter=adapter_for(model, config.format)),  # the debate's adapter
+        counting_calls() as counter,
+    ):
         compiled, reports = compile_roles(
             handwritten,
             datasets,

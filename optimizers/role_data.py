@@ -19,7 +19,7 @@ Example:
     >>> from madspy.programs.transcript import Call, Round, Transcript
     >>> t = Transcript(question="2+2?", rounds=[Round(index=0, calls=[
     ...     Call(role="proposer", agent=0, round=0, inputs={"question": "2+2?", "persona": "p"},
-    ...          output={"reasoning_steps": ["2+2=5"], "answer": "5", "confidence": 0.9}),
+    ...          output={"reasoning": "2+2=5", "answer": "5", "confidence": 0.9}),
     ...     Call(role="critic", agent=0, round=0, inputs={"question": "2+2?", "proposal": "answer: 5 (confidence 0.90)",
     ...          "focus": ""}, output={"issues": [], "verdict": "sound"})])])
     >>> [(e.role.value, e.labels) for e in role_examples(t, "q1", "4", lambda a: a == "4")]
@@ -44,6 +44,7 @@ from madspy.programs.critique import focus_for
 from madspy.programs.debate import format_proposal
 from madspy.programs.defenses import neutralize
 from madspy.programs.program_check import program_answer
+from madspy.programs.steps import with_free_text
 from madspy.programs.transcript import Transcript
 from madspy.signatures import Role
 
@@ -109,7 +110,7 @@ def role_examples(
             if not call.ok or call.output is None:
                 continue
             labels = _labels(call.role, call.inputs, call.output, is_correct, answers)
-            outputs = {k: v for k, v in call.output.items() if k != "reasoning"}
+            outputs = with_free_text(call.output) if call.role.answers else dict(call.output)
             found.append(
                 RoleExample(
                     role=call.role,
@@ -136,7 +137,7 @@ def proposal_reviews(
 
     >>> from madspy.programs.transcript import Call, Round, Transcript
     >>> t = Transcript(question="2+2?", rounds=[Round(index=0, calls=[Call(role="proposer", agent=0, round=0,
-    ...     inputs={"question": "2+2?", "persona": "p"}, output={"reasoning_steps": ["2+2=5"], "answer": "5",
+    ...     inputs={"question": "2+2?", "persona": "p"}, output={"reasoning": "2+2=5", "answer": "5",
     ...     "confidence": 0.9})])])
     >>> [(e.inputs["proposal"], e.labels) for e in proposal_reviews(t, "q1", "4", lambda a: a == "4")]
     [('answer: 5 (confidence 0.90)\nstep 1: 2+2=5', {'proposal_correct': False})]
@@ -166,8 +167,10 @@ def proposal_reviews(
 
 def as_demo(predictor: dspy.Predict, values: dict[str, Any]) -> dspy.Example | None:
     """``values`` cut to the fields of ``predictor``'s signature, as a demo; None when one is missing
-    (``Adapter.format_demos`` would drop such a demo silently)."""
+    (``Adapter.format_demos`` would drop such a demo silently). Steps recorded as a list before free-text
+    reasoning become its text (``steps.with_free_text``)."""
     fields = set(predictor.signature.input_fields) | set(predictor.signature.output_fields)
+    values = with_free_text(values)
     if not fields <= values.keys():
         return None
     return dspy.Example(**{k: v for k, v in values.items() if k in fields})

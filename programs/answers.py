@@ -126,6 +126,56 @@ def read_answer(said: object, question: str, normalize: Callable[[str], str | No
     return quoted_option(answer, question) or answer
 
 
+def closing_brace(text: str, opening: int) -> int | None:
+    """Index of the brace that closes the one at `opening`, or None if it never closes."""
+    depth = 0
+    for index in range(opening, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[index], 0)
+        if depth == 0:
+            return index
+    return None
+
+
+def last_boxed(text: str) -> str | None:
+    r"""Content of the last ``\boxed{...}`` in `text`, with nested braces balanced.
+
+    >>> last_boxed(r"so $\boxed{1}$, no: $\boxed{\frac{1}{2}}$.")
+    '\\frac{1}{2}'
+    """
+    start = text.rfind("\\boxed{")
+    end = closing_brace(text, start + len("\\boxed")) if start >= 0 else None
+    return None if end is None else text[start + len("\\boxed{") : end]
+
+
+_ANSWER_MARKER = re.compile(r"(?:final\s+)?answer\s*(?:is|:)\s*:?\s*(.+)", re.IGNORECASE)
+# lm-evaluation-harness's flexible extract for GSM8K: the last number-like token of the reply.
+_NUMBER_TOKEN = re.compile(r"-?[$0-9.,]{2,}|-?[0-9]+")
+
+
+def final_answer_in(reply: str) -> str:
+    r"""The final answer a free-text reply gives: the last ``\boxed{}`` value; else what follows the last "answer is"
+    or "Answer:" (its line); else the last number (lm-evaluation-harness's flexible extract); else the last line.
+
+    >>> final_answer_in(r"3 * 4 = 12, minus 5 is 7. So $\boxed{7}$ pens.")
+    '7'
+    >>> final_answer_in("He pays 3 * $4 = $12.\nThe answer is (B) 12 dollars."), final_answer_in("12 - 5 = 7")
+    ('(B) 12 dollars.', '7')
+    >>> final_answer_in("Paris is the capital.\nParis"), final_answer_in("")
+    ('Paris', '')
+    """
+    boxed = last_boxed(reply)
+    if boxed is not None and boxed.strip():
+        return boxed.strip()
+    lines = [line.strip() for line in reply.splitlines() if line.strip()]
+    marked = [m.group(1).strip() for line in lines if (m := _ANSWER_MARKER.search(line))]
+    if marked:
+        return marked[-1]
+    numbers = _NUMBER_TOKEN.findall(reply)
+    if numbers:
+        return numbers[-1].strip(".,$") or numbers[-1]
+    return lines[-1] if lines else ""
+
+
 def format_tally(counts: dict[str, int]) -> str:
     """The vote count as the resolver reads it.
 

@@ -31,6 +31,7 @@ from madspy.core.errors import ConfigError, InputError, ProgramFileError
 from madspy.core.models import portable_model
 from madspy.programs.config import DebateConfig
 from madspy.programs.debate import Debate
+from madspy.programs.steps import with_free_text
 
 FORMAT = "madspy.program/2"
 # Format 1 named roles by their step (propose, revise, critique, resolve); format 2 by the role (signatures.Role).
@@ -228,6 +229,7 @@ def _rebuild(path: Path, document: dict[str, Any], **config_overrides: Any) -> D
     for name, state in states.items():
         predictor = predictors[name]
         predictor.signature = predictor.signature.with_instructions(state.instructions)
-        predictor.demos = [dspy.Example(**demo) for demo in state.demos]
+        # Demos of answering roles saved before free-text reasoning hold their steps as a list: now its text.
+        predictor.demos = [dspy.Example(**with_free_text(demo)) for demo in state.demos]
     debate.manifest = document["manifest"]
     return debate

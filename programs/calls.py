@@ -8,7 +8,9 @@ into any tracker the caller opened, which DSPy's own thread pool does not do.
 
 A reply that does not parse is retried once with the parse error shown to the
 model; a call that still fails, or whose model errs after LiteLLM's retries,
-becomes a ``Call`` with ``error`` set instead of an exception.
+becomes a ``Call`` with ``error`` set instead of an exception. A reply that reached
+``max_tokens`` is never read as an answer (nor retried: the retry would be cut too): its
+call fails with ``finish_reason="length"``, so a cut is reported, not silently parsed.
 
 Example::
 
@@ -32,7 +34,7 @@ from dspy.utils.exceptions import AdapterParseError
 from pydantic_core import to_jsonable_python
 
 from madspy.core.models import count_prompt_tokens, count_tokens
-from madspy.programs.transcript import Call
+from madspy.programs.transcript import LENGTH, Call
 from madspy.signatures import Role
 
 UNIT_INTERVAL_FIELDS = ("confidence", "relevance", "agreement")
@@ -120,6 +122,30 @@ def _estimate(lm: dspy.LM) -> tuple[int, int]:
     return prompt, completion
 
 
+def _cut(lm: dspy.LM) -> bool:
+    """Whether ``lm``'s last reply reached max_tokens (finish reason ``length``)."""
+    response = lm.history[-1].get("response") if lm.history else None
+    return any(getattr(c, "finish_reason", None) == LENGTH for c in getattr(response, "choices", None) or [])
+
+
+def _predict(job: Job, lm: dspy.LM) -> tuple[dspy.Prediction, int]:
+    """The job's prediction and the attempts it took: a reply that does not parse is asked again once, with
+    its error shown, unless it was cut by max_tokens."""
+    try:
+        return job.predictor(**job.inputs, config=job.config), 1
+    except AdapterParseError as parse_error:
+        if _cut(lm):
+            raise
+        return _with_parse_feedback(job.predictor, parse_error)(**job.inputs, config=job.config), 2
+
+
+def _last_reply(lm: dspy.LM) -> str | None:
+    """The text of ``lm``'s last reply, if it made one."""
+    outputs = (lm.history[-1].get("outputs") or []) if lm.history else []
+    first = outputs[0] if outputs else None
+    return str(first.get("text") if isinstance(first, dict) else first) if first is not None else None
+
+
 def _one_line(error: BaseException) -> str:
     text = " ".join(str(error).split()) or type(error).__name__
     return f"{type(error).__name__}: {text[:500]}"
@@ -147,13 +173,14 @@ def _run(job: Job, t0: float) -> Outcome:
     lm = job.lm.copy()
     with dspy.context(lm=lm, adapter=job.adapter), dspy.track_usage() as tracker:
         try:
-            try:
-                prediction = job.predictor(**job.inputs, config=job.config)
-            except AdapterParseError as parse_error:
-                attempts = 2
-                prediction = _with_parse_feedback(job.predictor, parse_error)(**job.inputs, config=job.config)
+            prediction, attempts = _predict(job, lm)
         except Exception as e:
             error = _one_line(e)
+            attempts = len(lm.history) or 1
+    finish_reason = LENGTH if _cut(lm) else None
+    if finish_reason:
+        limit = lm.kwargs.get("max_tokens")
+        prediction, error = None, f"{LENGTH}: the reply reached max_tokens={limit} before its last field"
     billed = _sum_usage(tracker.get_total_tokens().values())
     cached = bool(lm.history) and not any(entry.get("usage") for entry in lm.history)
     prompt_tokens, completion_tokens, cached_prompt_tokens = (*_estimate(lm), 0) if cached else billed
@@ -169,12 +196,14 @@ def _run(job: Job, t0: float) -> Outcome:
         inputs=to_jsonable_python(job.inputs),
         output=output,
         error=error,
+        reply=_last_reply(lm) if error else None,
         attempts=attempts,
         prompt_tokens=prompt_tokens,
         completion_tokens=completion_tokens,
         cached_prompt_tokens=cached_prompt_tokens,
         cached=cached,
         mean_logprob=logprob,
+        finish_reason=finish_reason,
         started_s=round(started - t0, 4),
         latency_s=round(time.perf_counter() - started, 4),
     )

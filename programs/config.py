@@ -14,14 +14,16 @@ Example:
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
-from madspy.core.errors import ConfigError
+from madspy.core.errors import ConfigError, InputError
 from madspy.core.models import DEFAULT_MODEL
 from madspy.programs.calibration import Calibrator
 from madspy.programs.flips import EchoReaction
+from madspy.programs.formats import Format
 from madspy.programs.memory import MemoryPolicy
 from madspy.programs.protocols import DEFAULT_FOR_TASK_KIND, ProtocolName, TaskKind
 from madspy.programs.topology import Topology
@@ -51,6 +53,37 @@ PERSONAS = (
     "a teacher who explains each step simply and double-checks it",
 )
 DEBATER_TEMPERATURES = (0.7, 0.8, 0.9)
+
+
+def put(changes: dict[str, Any], path: str, value: Any) -> None:
+    *parents, leaf = path.split(".")
+    node = changes
+    for name in parents:
+        node = node.setdefault(name, {})
+    node[leaf] = value
+
+
+def _set_value(text: str) -> tuple[str, Any]:
+    path, sep, raw = text.partition("=")
+    if not sep or not path:
+        raise InputError(f"a setting is KEY=VALUE (a dotted config path), got {text!r}")
+    try:
+        return path, json.loads(raw)
+    except json.JSONDecodeError:
+        return path, raw
+
+
+def set_changes(items: list[str], changes: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``changes`` (default none) with ``KEY=VALUE`` items put in (``--set``, a program spec's brackets): dotted
+    paths, values as JSON, else text.
+
+    >>> set_changes(["stop.agreement_gate=0.9", "memory=summary"])
+    {'stop': {'agreement_gate': 0.9}, 'memory': 'summary'}
+    """
+    changes = {} if changes is None else changes
+    for item in items:
+        put(changes, *_set_value(item))
+    return changes
 
 
 def _merge(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
@@ -297,7 +330,13 @@ class DebateConfig(_Strict):
     cascade_gate: float | None = Field(
         None, ge=0.0, le=1.0, description="answer with agent 0 alone first; debate only below this confidence"
     )
-    max_tokens: int = Field(512, ge=16, description="completion tokens per call")
+    format: Format = Field(
+        "auto",
+        description="how roles are put to the model: chat (DSPy's ChatAdapter), json (JSONAdapter; a grammar on "
+        "local/ models), plain (one system line and the question, the answer read from free text: agents that "
+        "answer once only), auto (the format measured best for the model)",
+    )
+    max_tokens: int = Field(1024, ge=16, description="completion tokens per call; a reply cut there is reported")
     concurrency: int = Field(8, ge=1, description="LM calls in flight at once within one debate")
     timeout_s: float = Field(120.0, gt=0)
     num_retries: int = Field(3, ge=0, description="LiteLLM retries with backoff on timeouts, 429 and 5xx")
@@ -314,7 +353,18 @@ class DebateConfig(_Strict):
             raise ValueError(f"adversaries.agents must be indices of the {len(self.agents)} agents")
         if self.decision_protocol == "judge" and not self.resolver.enabled:
             raise ValueError("protocol 'judge' needs the resolver; enable it or choose another protocol")
+        if self.format == "plain" and self.uses_more_than_answers:
+            raise ValueError(
+                "format 'plain' only asks questions: its agents answer once (rounds=1, no cascade), with no critic, "
+                "resolver, referee or mask evaluator; use chat or json for a debate"
+            )
         return self
+
+    @property
+    def uses_more_than_answers(self) -> bool:
+        """Whether a role other than round 0's proposers may be called (revisers, critic, judges, a cascade)."""
+        roles = (self.critic, self.resolver, self.referee)
+        return self.round_limit > 1 or self.cascade_gate is not None or any(r.enabled for r in roles)
 
     @property
     def decision_protocol(self) -> str:

@@ -1,7 +1,8 @@
 """Critic discipline: valid challenges, deeper review, a checklist retry.
 
 A challenge is valid only if it names a step (``location`` mentions "step" or a
-step number) and has a known type (the signature enforces the type). Low-confidence
+step number) that the proposal has (its steps are derived from its free-text reasoning,
+``steps.steps_of``) and has a known type (the signature enforces the type). Low-confidence
 proposals get a deeper review; a critic that found nothing may be asked once more
 with an explicit checklist.
 
@@ -17,6 +18,8 @@ Example:
 from __future__ import annotations
 
 from typing import Any
+
+from madspy.programs.steps import step_number
 
 DEEP_REVIEW = (
     "Deep review: the proposer is unsure. Recompute every step yourself and check each "
@@ -40,9 +43,17 @@ def names_step(location: str | None) -> bool:
     return "step" in text or any(ch.isdigit() for ch in text)
 
 
-def valid_issues(critique: Any) -> list[dict[str, Any]]:
-    """The critic's issues that name a step."""
-    return [i for i in map(_as_dict, critique.get("issues") or []) if names_step(i.get("location"))]
+def valid_issues(critique: Any, steps: int | None = None) -> list[dict[str, Any]]:
+    """The critic's issues that name a step; with ``steps`` (how many the proposal has), one of its steps.
+
+    >>> issue = {"location": "step 4", "issue_type": "calculation_error", "description": "", "evidence": ""}
+    >>> len(valid_issues({"issues": [issue]}, steps=4)), len(valid_issues({"issues": [issue]}, steps=3))
+    (1, 0)
+    """
+    found = [i for i in map(_as_dict, critique.get("issues") or []) if names_step(i.get("location"))]
+    if steps is None:
+        return found
+    return [i for i in found if (n := step_number(i.get("location"))) is None or 1 <= n <= steps]
 
 
 def issue_lines(issues: list[dict[str, Any]]) -> list[str]:

@@ -29,7 +29,7 @@ from typing import Any
 
 import dspy
 
-from madspy.core.models import adapter_for, check_question, make_lm, one_call_at_a_time
+from madspy.core.models import check_question, make_lm, one_call_at_a_time
 from madspy.programs.answers import echoes_tally, format_tally, normalize_answer, read_answer
 from madspy.programs.budget import RunBudget
 from madspy.programs.calibration import vote_share
@@ -50,9 +50,11 @@ from madspy.programs.defenses import (
 )
 from madspy.programs.distinct import digest, distinct_answers
 from madspy.programs.flips import Flip, echo_ratio, flip_kind
+from madspy.programs.formats import adapter_for
 from madspy.programs.memory import MASKED, MaskDecision, best_by_logprob, keeps, peer_view, summary_line
 from madspy.programs.program_check import run_program, sampling
 from madspy.programs.protocols import DecisionContext, Vote, get_protocol, tally
+from madspy.programs.steps import proposal_steps
 from madspy.programs.stopping import first_reason, stop_rules
 from madspy.programs.topology import group_votes, visible
 from madspy.programs.transcript import Call, Decision, Event, EventKind, Round, Status, StopReason, Transcript, Usage
@@ -117,11 +119,15 @@ def _lm(
 def format_proposal(p: dspy.Prediction | dict[str, Any]) -> str:
     """A proposal as peers, critics and the resolver read it.
 
-    >>> print(format_proposal({"answer": "391", "confidence": 0.9, "reasoning_steps": ["17*23=391"]}))
+    Its steps are derived from the free-text reasoning (``steps.steps_of``), numbered so a critic can name one.
+
+    >>> print(format_proposal({"answer": "391", "confidence": 0.9, "reasoning": "17*20=340. 17*3=51. 340+51=391."}))
     answer: 391 (confidence 0.90)
-    step 1: 17*23=391
+    step 1: 17*20=340.
+    step 2: 17*3=51.
+    step 3: 340+51=391.
     """
-    steps = p.get("reasoning_steps") or []
+    steps = proposal_steps(p)
     lines = [f"answer: {p.get('answer')} (confidence {float(p.get('confidence') or 0):.2f})"]
     lines += [f"step {i}: {s}" for i, s in enumerate(steps, 1)]
     return "\n".join(lines)
@@ -195,7 +201,7 @@ class Debate(dspy.Module):
             round_,
             getattr(self, role),
             self._lm_for(model, temperature),
-            adapter_for(model),
+            adapter_for(model, self.config.format),
             inputs,
             config,
         )
@@ -451,7 +457,7 @@ class _Run:
         return older + digest(latest, self.memories[-1], self.verdicts, len(among))
 
     def _steps(self) -> dict[int, int]:
-        return {i: len(p.get("reasoning_steps") or []) for i, p in self.proposals.items()}
+        return {i: len(proposal_steps(p)) for i, p in self.proposals.items()}
 
     def _critique_targets(self) -> dict[int, int]:
         """For each agent, whose proposal the critic reviews for it: its own, or with ``per_answer`` its answer's
@@ -658,7 +664,7 @@ class _Run:
         critic, self.checked = self.cfg.critic, {}
         programs = self._program_values(rnd) if critic.program_check else []
         for i, proposal in sorted(self.proposals.items()):
-            steps, answer = [str(s) for s in proposal.get("reasoning_steps") or []], str(proposal.get("answer") or "")
+            steps, answer = proposal_steps(proposal), str(proposal.get("answer") or "")
             stated = proposal.get("confidence")
             issues, events = check_proposal(
                 i,
@@ -721,7 +727,7 @@ class _Run:
         for i, outcome in zip(agents, self._run(jobs, rnd), strict=True):
             if outcome.prediction is None:
                 continue
-            found[i] = valid_issues(outcome.prediction)
+            found[i] = valid_issues(outcome.prediction, steps=len(proposal_steps(self.proposals[i])))
             dropped = len(outcome.prediction.get("issues") or []) - len(found[i])
             if dropped:
                 rnd.events.append(Event(kind=EventKind.CHALLENGES_DROPPED, agent=i, count=dropped))

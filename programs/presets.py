@@ -12,10 +12,11 @@ Example:
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from madspy.core.errors import InputError
-from madspy.programs.config import AgentConfig, DebateConfig, TaskKind
+from madspy.programs.config import AgentConfig, DebateConfig, TaskKind, set_changes
 
 NEUTRAL_PERSONA = "a careful problem solver"
 
@@ -25,7 +26,7 @@ def _sampled(k: int, temperature: float = 0.7) -> list[dict[str, Any]]:
     return [AgentConfig(persona=NEUTRAL_PERSONA, temperature=temperature).model_dump() for _ in range(k)]
 
 
-def _plain(agents: list[dict[str, Any]], rounds: int = 1) -> dict[str, Any]:
+def _independent(agents: list[dict[str, Any]], rounds: int = 1) -> dict[str, Any]:
     """Agents that only answer and revise: no critic, no judge, no early stop, majority vote."""
     return {
         "agents": agents,
@@ -37,19 +38,31 @@ def _plain(agents: list[dict[str, Any]], rounds: int = 1) -> dict[str, Any]:
     }
 
 
+def plain() -> dict[str, Any]:
+    """The model asked directly, as a user would instead of using madspy: its own chat template, one system line
+    ("reason step by step, put the final answer in \\boxed{}"), the question, greedy; the answer read from the free
+    text (``formats.PlainAdapter``). It states no confidence (0)."""
+    return _independent(_sampled(1, temperature=0.0)) | {"format": "plain"}
+
+
+def plain_self_consistency(k: int = 5) -> dict[str, Any]:
+    """``plain`` sampled ``k`` times at temperature 0.7, majority vote (Wang et al. 2023, on the plain prompt)."""
+    return _independent(_sampled(k)) | {"format": "plain"}
+
+
 def cot() -> dict[str, Any]:
-    """Single-agent chain of thought: one answer with its reasoning steps."""
-    return _plain(_sampled(1, temperature=0.0))
+    """Single-agent chain of thought: one answer with its free-text reasoning, greedy."""
+    return _independent(_sampled(1, temperature=0.0))
 
 
 def self_consistency(k: int = 5) -> dict[str, Any]:
     """``k`` independent samples, majority vote (Wang et al. 2023)."""
-    return _plain(_sampled(k))
+    return _independent(_sampled(k))
 
 
 def du_mad() -> dict[str, Any]:
     """Du et al. 2023: 3 agents, 2 rounds, all-to-all, majority; no critic, no judge, no early stop."""
-    return _plain(_sampled(3), rounds=2)
+    return _independent(_sampled(3), rounds=2)
 
 
 def debate() -> dict[str, Any]:
@@ -102,23 +115,52 @@ def debate_v1() -> dict[str, Any]:
     return {}
 
 
-PRESETS = {"cot": cot, "sc": self_consistency, "du-mad": du_mad, "debate": debate, "debate-v1": debate_v1}
+PRESETS = {
+    "plain": plain,
+    "plain-sc": plain_self_consistency,
+    "cot": cot,
+    "sc": self_consistency,
+    "du-mad": du_mad,
+    "debate": debate,
+    "debate-v1": debate_v1,
+}
+SAMPLED = ("sc", "plain-sc")  # the presets that take a sample count, as NAME:K
 # A preset that measured better in another form on a kind of task takes that form there.
 FOR_TASK_KIND = {("debate", "knowledge"): debate_for_knowledge}
 
 
-def is_preset(name: str) -> bool:
-    """Whether ``name`` names a preset (``sc:K`` with K >= 1 included).
+_SPEC = re.compile(r"^(?P<name>[^\[\]]+?)(?:\[(?P<settings>[^\[\]]*)\])?$")
 
-    >>> is_preset("sc:5"), is_preset("du-mad"), is_preset("sc:0"), is_preset("cot:2")
-    (True, True, False, False)
+
+def split_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """A program spec's preset name and the settings in its brackets (dotted ``KEY=VALUE``, comma-separated): a
+    variant measured beside its preset under its own name.
+
+    >>> split_spec("cot[format=json,stop.agreement_gate=0.9]")
+    ('cot', {'format': 'json', 'stop': {'agreement_gate': 0.9}})
+    >>> split_spec("sc:5")
+    ('sc:5', {})
     """
-    base, _, arg = name.partition(":")
-    return base in PRESETS and (not arg or (base == "sc" and arg.isdigit() and int(arg) >= 1))
+    match = _SPEC.match(spec.strip())
+    if match is None:
+        raise InputError(f"a program spec is NAME or NAME[KEY=VALUE,...], got {spec!r}")
+    settings = [item.strip() for item in (match["settings"] or "").split(",") if item.strip()]
+    return match["name"].strip(), set_changes(settings)
+
+
+def is_preset(name: str) -> bool:
+    """Whether ``name`` names a preset (``sc:K`` and ``plain-sc:K`` with K >= 1 included).
+
+    >>> is_preset("sc:5"), is_preset("plain-sc:3"), is_preset("cot[format=json]"), is_preset("sc:0"), is_preset("cot:2")
+    (True, True, True, False, False)
+    """
+    base, _, arg = split_spec(name)[0].partition(":")
+    return base in PRESETS and (not arg or (base in SAMPLED and arg.isdigit() and int(arg) >= 1))
 
 
 def preset(name: str, kind: TaskKind | None = None, **changes: Any) -> DebateConfig:
-    """The config of preset ``name`` (``sc`` accepts ``sc:K``) for tasks of ``kind``, with ``changes`` merged in.
+    """The config of preset ``name`` (``sc`` accepts ``sc:K``; settings in brackets, ``split_spec``, come last) for
+    tasks of ``kind``, with ``changes`` merged in.
 
     ``kind`` picks the preset's form for that kind of task where it has one (``FOR_TASK_KIND``),
     and the config is told it (``DebateConfig.for_task_kind``: an ``auto`` protocol decides by it).
@@ -128,8 +170,9 @@ def preset(name: str, kind: TaskKind | None = None, **changes: Any) -> DebateCon
     ('majority', 'auto')
     """
     if not is_preset(name):
-        raise InputError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)} (sc:K for K samples)")
+        raise InputError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)} (sc:K, plain-sc:K: K samples)")
+    name, variant = split_spec(name)
     base, _, arg = name.partition(":")
     settings = PRESETS[base](int(arg)) if arg else FOR_TASK_KIND.get((base, kind), PRESETS[base])()
-    config = DebateConfig().updated(**settings).updated(**changes)
+    config = DebateConfig().updated(**settings).updated(**changes).updated(**variant)
     return config.for_task_kind(kind) if kind is not None else config

@@ -127,6 +127,9 @@ class Event(BaseModel):
         return _PROSE[self.kind].format(**self.model_dump(), who=who, not_="" if self.flag else "not ")
 
 
+LENGTH = "length"  # the finish reason of a reply cut by max_tokens (OpenAI's, LiteLLM's and llama.cpp's word)
+
+
 class Call(BaseModel):
     """One LM call of one role: its inputs (whole: role datasets are built from them), its output, cost and timing."""
 
@@ -136,12 +139,15 @@ class Call(BaseModel):
     inputs: dict[str, Any] = Field(default_factory=dict)
     output: dict[str, Any] | None = None
     error: str | None = None
+    reply: str | None = None  # a failed call's last reply, as the model wrote it (cut, or not parsed): for audit
     attempts: int = 1
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_prompt_tokens: int = 0  # prompt tokens the backend took from its prefix (KV) cache, not recomputed
     cached: bool = False  # answered from DSPy's cache: tokens estimated with LiteLLM's counter, not billed
     mean_logprob: float | None = None  # model confidence, when log-probabilities were asked for
+    # "length" when the reply reached max_tokens (the call then failed: nothing cut short is read as an answer)
+    finish_reason: str | None = None
     started_s: float = 0.0
     latency_s: float = 0.0
 
@@ -184,6 +190,7 @@ class Usage(BaseModel):
     cached_prompt_tokens: int = 0  # of prompt_tokens: served from the backend's prefix cache
     calls: int = 0
     failed_calls: int = 0
+    length_calls: int = 0  # of failed_calls: replies that reached max_tokens before their last field
 
     @property
     def total_tokens(self) -> int:
@@ -197,6 +204,7 @@ class Usage(BaseModel):
             cached_prompt_tokens=sum(c.cached_prompt_tokens for c in calls),
             calls=len(calls),
             failed_calls=sum(not c.ok for c in calls),
+            length_calls=sum(c.finish_reason == LENGTH for c in calls),
         )
 
 

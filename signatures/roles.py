@@ -13,8 +13,8 @@ Example:
     >>> import dspy
     >>> from madspy.signatures import Propose
     >>> propose = dspy.Predict(Propose)
-    >>> sorted(Propose.output_fields)
-    ['answer', 'confidence', 'reasoning_steps']
+    >>> list(Propose.output_fields)  # free-text reasoning first, then the short structured fields
+    ['reasoning', 'answer', 'confidence']
 """
 
 from __future__ import annotations
@@ -54,6 +54,9 @@ IssueType = Literal[
 Verdict = Literal["flawed", "sound"]
 ResolverStatus = Literal["converged", "convergence_failed", "budget_exhausted", "undetermined"]
 MaskLabel = Literal["YES", "NO", "NOT_SURE"]
+# Answering roles reason in free text first (as models are trained to; ``dspy.ChainOfThought``'s order), and only
+# then fill the short structured fields. Nothing caps the reasoning's steps: ``programs.steps`` derives them.
+REASONING = "step-by-step reasoning in plain text, every computation written out"
 
 
 class CriticIssue(BaseModel):
@@ -68,14 +71,14 @@ class CriticIssue(BaseModel):
 class Propose(dspy.Signature):
     """You are one debater in a panel that answers a question together.
     Answer the question on your own, from the perspective given in `persona`.
-    Think step by step: each reasoning step must state which condition of the
-    question it uses. Give a short final `answer` (a number, a letter, yes/no or a
-    short phrase; no explanation in it) and your `confidence` that the answer is
-    correct, from 0.0 (a guess) to 1.0 (certain)."""
+    In `reasoning`, think step by step in plain text and write out every computation.
+    Then give a short final `answer` (a number, a letter, yes/no or a short phrase; no
+    explanation in it) and your `confidence` that the answer is correct, from 0.0 (a
+    guess) to 1.0 (certain)."""
 
     question: str = dspy.InputField()
     persona: str = dspy.InputField(desc="the perspective you answer from")
-    reasoning_steps: list[str] = dspy.OutputField(desc="short steps, each citing the condition it uses")
+    reasoning: str = dspy.OutputField(desc=REASONING)
     answer: str = dspy.OutputField(desc="the final answer only")
     confidence: float = dspy.OutputField(desc="probability your answer is correct, 0.0 to 1.0")
 
@@ -83,7 +86,8 @@ class Propose(dspy.Signature):
 class Revise(dspy.Signature):
     """You are one debater in a panel. You answered the question before; now you
     see other debaters' answers, critiques of your reasoning and, possibly, a note
-    from the referee. Re-check your reasoning against the question's conditions.
+    from the referee. In `reasoning`, re-check your reasoning against the question's
+    conditions step by step, in plain text.
     Keep your answer if the objections are wrong; change it only if a specific
     argument shows your answer is wrong. In `evidence_ref` name the specific peer
     argument or critique that made you change (for example "critique 1: step 2
@@ -99,15 +103,16 @@ class Revise(dspy.Signature):
     previous_answer: str = dspy.InputField(desc="your previous answer and reasoning")
     critiques: list[str] = dspy.InputField(desc="issues critics found in your reasoning")
     referee_note: str = dspy.InputField(desc="instruction from the referee; may be empty")
-    reasoning_steps: list[str] = dspy.OutputField(desc="short steps, each citing the condition it uses")
+    reasoning: str = dspy.OutputField(desc=REASONING)
     answer: str = dspy.OutputField(desc="the final answer only")
     confidence: float = dspy.OutputField(desc="probability your answer is correct, 0.0 to 1.0")
     evidence_ref: str = dspy.OutputField(desc="the argument that made you change your answer, or 'none'")
 
 
 class Critique(dspy.Signature):
-    """You are a critic. Examine one proposed answer to the question step by step
-    and report concrete flaws: an assumption the question does not support, a
+    """You are a critic. Examine one proposed answer to the question: in `reasoning`,
+    check its steps one by one in plain text, recomputing what they compute. Then
+    report concrete flaws: an assumption the question does not support, a
     contradiction between steps, a value outside the allowed range, a calculation
     error, or a condition of the question that was ignored. Each issue names the
     step it is in, its type, what is wrong and the evidence. Do not write your own
@@ -117,6 +122,7 @@ class Critique(dspy.Signature):
     question: str = dspy.InputField()
     proposal: str = dspy.InputField(desc="the answer and reasoning steps under review")
     focus: str = dspy.InputField(desc="what to check especially; may be empty")
+    reasoning: str = dspy.OutputField(desc="your check of each step, in plain text")
     issues: list[CriticIssue] = dspy.OutputField(desc="flaws found; empty if none")
     verdict: Verdict = dspy.OutputField()
 
@@ -124,9 +130,9 @@ class Critique(dspy.Signature):
 class Resolve(dspy.Signature):
     """You are the neutral judge of a debate. Read the question, the debaters'
     final answers with their reasoning, the critics' findings and the vote tally.
-    Verify the key steps yourself; a majority is not proof. Give the
-    `final_answer` (short, no explanation), your `confidence` that it is correct
-    (0.0 to 1.0), a `verification` saying which steps you trust and why, and a
+    Verify the key steps yourself, in plain text, in `verification`: which steps
+    you trust and why; a majority is not proof. Then give the `final_answer` (short,
+    no explanation), your `confidence` that it is correct (0.0 to 1.0) and a
     `status`: "converged" if the debate settled on a well-supported answer,
     "convergence_failed" if debaters still disagree and you had to pick,
     "undetermined" if no answer is supported."""
@@ -135,15 +141,16 @@ class Resolve(dspy.Signature):
     proposals: list[str] = dspy.InputField(desc="each debater's final answer and reasoning")
     critiques: list[str] = dspy.InputField(desc="the critics' findings on the final proposals")
     tally: str = dspy.InputField(desc="votes per answer")
+    verification: str = dspy.OutputField(desc="which steps you trust and why, checked in plain text")
     final_answer: str = dspy.OutputField(desc="the final answer only")
     confidence: float = dspy.OutputField(desc="probability the final answer is correct, 0.0 to 1.0")
-    verification: str = dspy.OutputField(desc="which steps you trust and why")
     status: ResolverStatus = dspy.OutputField()
 
 
 class CritiqueProposalOnly(dspy.Signature):
     """You are a critic. You see only a proposed solution, not the original
-    question: judge whether the reasoning shown holds on its own. Report concrete
+    question: judge whether the reasoning shown holds on its own. In `reasoning`, check
+    its steps one by one in plain text, recomputing what they compute. Then report concrete
     flaws: an unstated assumption, a contradiction between steps, a value outside
     a stated range, a calculation error, or a jump between steps that skips a
     needed condition. Each issue names the step it is in, its type, what is wrong
@@ -152,6 +159,7 @@ class CritiqueProposalOnly(dspy.Signature):
 
     proposal: str = dspy.InputField(desc="the answer and reasoning steps under review")
     focus: str = dspy.InputField(desc="what to check especially; may be empty")
+    reasoning: str = dspy.OutputField(desc="your check of each step, in plain text")
     issues: list[CriticIssue] = dspy.OutputField(desc="flaws found; empty if none")
     verdict: Verdict = dspy.OutputField()
 
@@ -179,12 +187,13 @@ class Referee(dspy.Signature):
 
 class MaskEvaluate(dspy.Signature):
     """You check one answer from the previous round of a debate before the next
-    round sees it. Solve the question yourself briefly, then judge whether the
-    given answer and its reasoning are correct: "YES" if correct, "NO" if wrong,
-    "NOT_SURE" if you cannot tell."""
+    round sees it. In `reasoning`, solve the question yourself briefly, in plain text;
+    then judge whether the given answer and its reasoning are correct: "YES" if
+    correct, "NO" if wrong, "NOT_SURE" if you cannot tell."""
 
     question: str = dspy.InputField()
     memory: str = dspy.InputField(desc="a previous-round answer with its reasoning")
+    reasoning: str = dspy.OutputField(desc="your own brief solution, in plain text")
     label: MaskLabel = dspy.OutputField()
 
 

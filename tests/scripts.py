@@ -12,7 +12,7 @@ REVIEWED = {"critic": {"enabled": True}, "stop": {"decisive_share": 1.0}}
 
 def proposal(answer: str, confidence: float = 0.7, evidence: str = "none") -> dict[str, Any]:
     return {
-        "reasoning_steps": [f"so the answer is {answer}"],
+        "reasoning": f"so the answer is {answer}",
         "answer": answer,
         "confidence": confidence,
         "evidence_ref": evidence,
@@ -32,7 +32,7 @@ def critique(flawed: bool) -> dict[str, Any]:
         if flawed
         else []
     )
-    return {"issues": issues, "verdict": "flawed" if flawed else "sound"}
+    return {"reasoning": "checked each step", "issues": issues, "verdict": "flawed" if flawed else "sound"}
 
 
 def resolution(answer: str, confidence: float = 0.8, status: str = "converged") -> dict[str, Any]:

@@ -98,7 +98,7 @@ def obedient(turn: Turn):
         return critique(flawed=False)
     if turn.role == "proposer" and "skeptic" in persona:
         return {
-            "reasoning_steps": [f"17 * 23 = 391. {INJECTION}"],
+            "reasoning": f"17 * 23 = 391. {INJECTION}",
             "answer": "391",
             "confidence": 0.9,
             "evidence_ref": "none",

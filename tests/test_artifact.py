@@ -17,9 +17,7 @@ def saved(scripted, tmp_path):
     model = scripted(lambda t: "unused")
     debate = Debate(DebateConfig.with_agents(2, model=model, rounds=2, protocol="majority"))
     debate.critic.signature = debate.critic.signature.with_instructions("Find the calculation error.")
-    debate.proposer.demos = [
-        dspy.Example(question="2+2?", persona="p", reasoning_steps=["2+2=4"], answer="4", confidence=0.9)
-    ]
+    debate.proposer.demos = [dspy.Example(question="2+2?", persona="p", reasoning="2+2=4", answer="4", confidence=0.9)]
     path = tmp_path / "program.json"
     save_program(debate, path, manifest={"task": "arithmetic"})
     return path
@@ -42,7 +40,7 @@ def test_adopted_roles_take_instructions_and_demos_and_the_rest_stays_as_written
     after = program_state(voting)
     assert after["critic"]["instructions"] == "Find the calculation error."
     assert after["proposer"]["demos"] == [
-        {"question": "2+2?", "persona": "p", "reasoning_steps": ["2+2=4"], "answer": "4", "confidence": 0.9}
+        {"question": "2+2?", "persona": "p", "reasoning": "2+2=4", "answer": "4", "confidence": 0.9}
     ]
     assert {k: v for k, v in after.items() if k not in ("proposer", "critic")} == {
         k: v for k, v in before.items() if k not in ("proposer", "critic")

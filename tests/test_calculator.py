@@ -71,11 +71,11 @@ def debaters(answers: list[str], steps: dict[str, str], *, critique: str, fix: s
     def script(turn: Turn):
         i = agent_of(turn, PERSONAS)
         if turn.role == "proposer":
-            return proposal(answers[i]) | {"reasoning_steps": [steps[answers[i]]]}
+            return proposal(answers[i]) | {"reasoning": steps[answers[i]]}
         if turn.role == "reviser":
             told = any(critique in c for c in turn.input_json("critiques"))
             answer = fix if told else answers[i]
-            return proposal(answer, evidence="critique 1" if told else "none") | {"reasoning_steps": [steps[answer]]}
+            return proposal(answer, evidence="critique 1" if told else "none") | {"reasoning": steps[answer]}
         return "unexpected role"
 
     return script

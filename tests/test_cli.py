@@ -127,9 +127,7 @@ def test_malformed_questions_file_names_the_line(capsys, tmp_path, model):
 
 
 def test_presets_run_the_baselines(capsys, scripted):
-    model = scripted(
-        lambda turn: {"reasoning_steps": ["x"], "answer": "391", "confidence": 0.6, "evidence_ref": "none"}
-    )
+    model = scripted(lambda turn: {"reasoning": "x", "answer": "391", "confidence": 0.6, "evidence_ref": "none"})
     code, out, _ = run(capsys, "q", "--preset", "sc:4", "--model", model, "--json")
     rounds = json.loads(out)["transcript"]["rounds"]
     assert code == 0 and len(rounds) == 1 and len(rounds[0]["calls"]) == 4
@@ -210,7 +208,8 @@ def test_credit_ledger_option_and_run_budget(capsys, model, tmp_path):
 
 
 def test_bad_set_and_misplaced_run_budget_are_refused(capsys, model):
-    assert run(capsys, "q", "--model", model, "--set", "nonsense")[2].startswith("madspy: error: --set expects")
+    refused = run(capsys, "q", "--model", model, "--set", "nonsense")[2]
+    assert refused.startswith("madspy: error: a setting is KEY=VALUE")
     code, _, err = run(capsys, "q", "--model", model, "--set", "rounds=-1")
     assert code == 2 and "rounds" in err
     code, _, err = run(capsys, "q", "--model", model, "--run-budget", "5")

@@ -183,7 +183,7 @@ def test_max_rounds_is_a_hard_stop_and_reports_disagreement(scripted):
             p = turn.inputs["persona"]
             count[p] = count.get(p, 0) + 1
             return proposal(flip[p][count[p] % 2])
-        return {"issues": [], "verdict": "sound"}
+        return {"reasoning": "checked each step", "issues": [], "verdict": "sound"}
 
     cfg = config(scripted(script), rounds=4, protocol="majority", resolver={"enabled": False})
     result = Debate(cfg)(question="q")

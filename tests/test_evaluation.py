@@ -916,41 +916,35 @@ def bench_model_name(monkeypatch, tmp_path):
     return "local/qwen2.5-coder-1.5b-instruct-q4_k_m"
 
 
+# The first eval folder of the free-text format (2026-12-07): earlier folders describe programs of the old format
+# (a capped JSON list of steps), which no preset builds any more.
+FREE_TEXT_RUN = "bench/runs/format-2026-12-07/gsm8k-fresh200"
+
+
 def test_a_new_option_at_its_earlier_behaviour_keeps_recorded_folders_valid(bench_model_name):
     """Programs recorded by committed eval folders fingerprint as they did before options were added."""
     from pathlib import Path
 
-    from madspy.programs.artifact import load_program
-
     root = Path(__file__).resolve().parents[1]
-    folder = root / "bench/runs/gsm8k-n50-seed1-proposer-ab"
-    recorded = json.loads((folder / "settings.json").read_text())["programs"]
-    for name in ("bench/programs/debate-no-critic-2of3.json", "compiled/gsm8k-proposer-qwen2.5-1.5b.json"):
-        program = load_program(root / name)
+    recorded = json.loads((root / FREE_TEXT_RUN / "settings.json").read_text())["programs"]
+    for name in ("plain", "cot"):
+        program = build_program(name, get_task("gsm8k"), bench_model_name)
         assert program_fingerprint(program) == recorded[name]
-        on = Debate(program.config.updated(critic={"calculator": True}))
-        on.load_state(program.dump_state())
+        on = program.fork(critic={"calculator": True})
         assert program_fingerprint(on) != recorded[name]  # turned on, it is another program
 
 
-def test_the_debate_preset_is_the_program_its_committed_rows_describe(bench_model_name):
-    """bench/RESULTS.md reports the default debate from the rows of an explicit program file: the preset must
-    fingerprint as that file did when the rows were recorded (a changed default needs new rows)."""
+def test_the_presets_are_the_programs_their_committed_rows_describe(bench_model_name):
+    """bench/RESULTS.md reports the presets from committed rows: each preset must fingerprint as it did when the
+    rows were recorded (a changed default needs new rows)."""
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    folder = root / "bench/runs/gsm8k-n50-seed0-quantity-check"
-    recorded = json.loads((folder / "settings.json").read_text())["programs"]
-    model = bench_model_name
-    default = build_program("debate", get_task("gsm8k"), model)
-    assert program_fingerprint(default) == recorded["bench/programs/debate-quantity-check.json"]
-    checked = build_program(str(root / "bench/programs/debate-answer-check.json"), get_task("gsm8k"), model)
-    assert program_fingerprint(checked) != program_fingerprint(default)
-    # on knowledge tasks: the rows of bench/RESULTS.md's 2026-12-06 arc_challenge section
-    folder = root / "bench/runs/arc_challenge-n50-seed0-neutral"
-    recorded = json.loads((folder / "settings.json").read_text())["programs"]
-    knowledge = build_program("debate", get_task("arc_challenge"), model)
-    assert program_fingerprint(knowledge) == recorded["bench/programs/debate-neutral-majority.json"]
+    recorded = json.loads((root / FREE_TEXT_RUN / "settings.json").read_text())["programs"]
+    gsm8k = get_task("gsm8k")
+    assert {name: program_fingerprint(build_program(name, gsm8k, bench_model_name)) for name in recorded} == recorded
+    variant = build_program("cot[format=json]", gsm8k, bench_model_name)  # the format is part of the program
+    assert program_fingerprint(variant) != recorded["cot"]
 
 
 # The config fields every recorded fingerprint covers (2026-12-06). A field added later changes every program's
@@ -961,8 +955,8 @@ FINGERPRINTED = """adversaries.agents adversaries.answer adversaries.plant agent
 cascade_gate credit_ledger critic.checklist_retry critic.deep_review_below critic.enabled critic.flag_weight_above
 critic.isolated critic.model critic.per_answer critic.temperature defenses.critic_weighting
 defenses.evidence_flips_only defenses.spotlight defenses.untrusted_as_data defenses.warn_revisers echo.reaction
-echo.threshold group_size mask.enabled mask.model mask.temperature max_tokens memory model neighbors objective_keep
-protocol referee.cadence referee.enabled referee.every referee.extend_below referee.long_factor
+echo.threshold format group_size mask.enabled mask.model mask.temperature max_tokens memory model neighbors
+objective_keep protocol referee.cadence referee.enabled referee.every referee.extend_below referee.long_factor
 referee.max_extra_rounds referee.max_off_topic referee.model referee.stop_on_converged referee.temperature
 referee.threshold resolver.enabled resolver.model resolver.temperature rounds stop.agreement_gate
 stop.decisive_confidence stop.decisive_share stop.stable_rounds summary_keep_rounds task_kind topology""".split()

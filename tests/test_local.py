@@ -115,11 +115,13 @@ def test_response_format_translation() -> None:
     bounded = local.bounded({"type": "array", "items": {"type": "string", "enum": ["x"]}})
     assert bounded == {"type": "array", "items": {"type": "string", "enum": ["x"]}, "maxItems": local.MAX_ITEMS}
     assert local.bounded(schema)["properties"]["a"]["maxLength"] == local.MAX_STRING_CHARS
-    # A final answer may be a long translation: it is bounded, but far above a reasoning step.
-    proposal = pydantic.create_model("Proposal", reasoning_steps=(list[str], ...), answer=(str, ...))
-    propose = local.bounded(proposal.model_json_schema())
+    # A final answer may be a long translation: it is bounded, but far above a short string. Free-text reasoning is
+    # not bounded at all (its limit is max_tokens, reported when hit).
+    fields = {"reasoning": (str, ...), "notes": (list[str], ...), "answer": (str, ...)}
+    propose = local.bounded(pydantic.create_model("Proposal", **fields).model_json_schema())
     assert propose["properties"]["answer"]["pattern"] == local.ANSWER_PATTERN and local.MAX_ANSWER_CHARS > 887
-    assert propose["properties"]["reasoning_steps"]["items"]["maxLength"] == local.MAX_STRING_CHARS
+    assert propose["properties"]["notes"]["items"]["maxLength"] == local.MAX_STRING_CHARS
+    assert propose["properties"]["reasoning"] == {"title": "Reasoning", "type": "string"}
     issues = local.bounded({"type": "array", "items": {"$ref": "#/$defs/CriticIssue"}})
     assert issues["maxItems"] == local.MAX_OBJECT_ITEMS < local.MAX_ITEMS
     assert local.llama_response_format({"type": "json_object"}) == {"type": "json_object"}

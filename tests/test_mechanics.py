@@ -38,7 +38,7 @@ def follower_script(turn):
             return proposal("42", evidence="agent 2: 6*7 is 42, not 41")
         return proposal(own)
     if turn.role == "mask":
-        return {"label": "YES" if "answer: 42" in turn.inputs["memory"] else "NO"}
+        return {"reasoning": "solved it", "label": "YES" if "answer: 42" in turn.inputs["memory"] else "NO"}
     return critique(flawed=False)
 
 
@@ -57,7 +57,7 @@ def test_masking_lets_an_evidence_based_minority_overturn_a_wrong_majority(scrip
 def test_lenient_mask_keeps_not_sure_and_strict_drops_it(scripted):
     def script(turn):
         if turn.role == "mask":
-            return {"label": "NOT_SURE"}
+            return {"reasoning": "solved it", "label": "NOT_SURE"}
         return follower_script(turn)
 
     for policy, kept in (("mask_lenient", True), ("mask_strict", False)):
@@ -166,7 +166,7 @@ def critic_script(confidence: float, first: list[dict], on_checklist: list[dict]
             return proposal({"A": "1", "B": "2", "C": "2"}[turn.inputs["persona"]], confidence)
         if turn.role == "critic":
             issues = on_checklist if on_checklist is not None and "Checklist" in turn.inputs["focus"] else first
-            return {"issues": issues, "verdict": "flawed" if issues else "sound"}
+            return {"reasoning": "checked each step", "issues": issues, "verdict": "flawed" if issues else "sound"}
         if turn.role == "resolver":
             return {"final_answer": "2", "confidence": 0.5, "verification": "v", "status": "converged"}
         return "?"
@@ -234,7 +234,7 @@ def referee_script(
             r = turn.input_json("peer_answers")
             long = long_from_round is not None and any(f"round {long_from_round - 1}" in p for p in r or [])
             answer = {"A": "1", "B": "2", "C": "3"}[turn.inputs["persona"]]
-            return {**proposal(answer), "reasoning_steps": ["x" * (2000 if long else 10)]}
+            return {**proposal(answer), "reasoning": "x" * (2000 if long else 10)}
         if turn.role == "referee":
             rounds["n"] += 1
             return {

@@ -227,8 +227,10 @@ def test_a_hindsight_teacher_writes_the_hits_the_critic_missed_and_no_demo_holds
     assert sources["hindsight"] == len(hits) >= 1  # the recorded calls held no hit: the teacher wrote them
     by_question = {e.inputs["question"]: e.gold for e in examples}
     for demo in compiled.critic.demos:
-        assert set(demo.keys()) - {"augmented"} == {"question", "proposal", "focus", "issues", "verdict"}  # no gold
-        assert by_question[demo["question"]] not in json.dumps(demo["issues"])  # nor the gold in the critique
+        fields = {"question", "proposal", "focus", "reasoning", "issues", "verdict"}
+        assert set(demo.keys()) - {"augmented"} == fields  # no gold
+        critique = json.dumps([demo["reasoning"], demo["issues"]])
+        assert by_question[demo["question"]] not in critique  # nor the gold in the critique
     taught = [t for t in calls_of(teacher_model) if "gold_answer" in t.inputs]
     assert taught and all("reference_solution" in t.inputs for t in taught)
     assert not [t for t in calls_of(task_model) if "gold_answer" in t.inputs]  # the teacher alone saw the gold
@@ -264,7 +266,7 @@ def test_gold_rationales_become_proposer_demos_when_no_proposal_was_right(script
     assert reports["proposer"].demo_sources["gold_rationale"] == len(demos) >= 1
     for demo in demos:
         example = next(e for e in examples if e.inputs["question"] == demo["question"])
-        assert demo["reasoning_steps"] == example.rationale and demo["answer"] == example.gold
+        assert demo["reasoning"] == "\n".join(example.rationale) and demo["answer"] == example.gold
 
 
 def varied(turn: Turn):

@@ -68,7 +68,7 @@ def wrong(scripted):
     return scripted(
         lambda turn: (
             {
-                "reasoning_steps": ["guess"],
+                "reasoning": "guess",
                 "answer": "0",
                 "confidence": 0.5,
                 "evidence_ref": "none",
@@ -77,7 +77,6 @@ def wrong(scripted):
                 "final_answer": "0",
                 "verification": "none",
                 "status": "converged",
-                "reasoning": "x",
                 "label": "YES",
             }
             if turn.role != "unknown"

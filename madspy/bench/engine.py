@@ -32,7 +32,7 @@ DEBATES = {"3x2": (3, 2), "5x3": (5, 3)}  # name: (agents, rounds)
 def _script(turn: Turn) -> dict[str, Any]:
     """Every role answers at once; agents agree, the critic finds nothing."""
     return {
-        "reasoning_steps": ["17*23=391"],
+        "reasoning": "17*23=391",
         "answer": "391",
         "confidence": 0.9,
         "evidence_ref": "none",

@@ -30,12 +30,12 @@ from madspy.testing import Turn, register_script
 
 FAULTS = ("timeout", "rate_limit", "garbage", "truncated")
 SANE: dict[Role, dict[str, Any]] = {
-    Role.PROPOSER: {"reasoning_steps": ["17*23=391"], "answer": "391", "confidence": 0.8},
-    Role.REVISER: {"reasoning_steps": ["17*23=391"], "answer": "391", "confidence": 0.8, "evidence_ref": "none"},
-    Role.CRITIC: {"issues": [], "verdict": "sound"},
+    Role.PROPOSER: {"reasoning": "17*23=391", "answer": "391", "confidence": 0.8},
+    Role.REVISER: {"reasoning": "17*23=391", "answer": "391", "confidence": 0.8, "evidence_ref": "none"},
+    Role.CRITIC: {"reasoning": "checked", "issues": [], "verdict": "sound"},
     Role.RESOLVER: {"final_answer": "391", "confidence": 0.8, "verification": "step 1", "status": "converged"},
     Role.REFEREE: {"relevance": 0.9, "converged": False, "off_topic_summary": "", "intervention": "", "agreement": 0.5},
-    Role.MASK: {"label": "YES"},
+    Role.MASK: {"reasoning": "checked", "label": "YES"},
 }
 
 

@@ -41,7 +41,7 @@ from madspy.server.app import ServeSettings, serve
 from madspy.testing import register_script
 
 port, latency, slots, timeout, db, key = sys.argv[1:]
-reply = {"reasoning_steps": ["17*23=391"], "answer": "391", "confidence": 0.9, "evidence_ref": "none",
+reply = {"reasoning": "17*23=391", "answer": "391", "confidence": 0.9, "evidence_ref": "none",
          "issues": [], "verdict": "sound", "final_answer": "391", "verification": "ok", "status": "converged"}
 model = register_script("load", lambda turn: dict(reply), latency_s=float(latency))
 program = Debate(preset("debate-v1", model=model, rounds=2, protocol="majority", cache=False))

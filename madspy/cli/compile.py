@@ -241,8 +241,7 @@ def add_search(sub: argparse._SubParsersAction) -> None:
 
 
 def _config_changes(args: argparse.Namespace) -> dict[str, Any]:
-    from madspy.cli.options import set_changes
-    from madspy.programs.config import DebateConfig
+    from madspy.programs.config import DebateConfig, set_changes
 
     changes: dict[str, Any] = {
         k: getattr(args, k) for k in ("rounds", "protocol", "max_tokens", "api_base") if getattr(args, k) is not None
@@ -257,10 +256,10 @@ def _config_changes(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
-    from madspy.cli.options import set_changes
     from madspy.optimizers.compile import CompileError, base_config, compile_program, plan_compile, save_handwritten
     from madspy.optimizers.composite import Weights
     from madspy.pairs import task_named
+    from madspy.programs.config import set_changes
 
     kind = task_named(args.task).task_kind
     config = base_config(args.model, args.preset, kind=kind, **_config_changes(args))
@@ -343,8 +342,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from madspy.cli.options import set_changes
     from madspy.optimizers.search import search
+    from madspy.programs.config import set_changes
 
     fixed = set_changes(args.set, {k: getattr(args, k) for k in ("max_tokens", "api_base") if getattr(args, k)})
     result = search(

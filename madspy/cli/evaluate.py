@@ -103,7 +103,7 @@ def add_eval(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--programs",
         default=DEFAULT_PROGRAMS,
-        help="comma-separated presets (cot, sc, sc:K, du-mad, debate) and/or program .json files "
+        help="comma-separated presets (plain, plain-sc:K, cot, sc, sc:K, du-mad, debate) and/or program .json files "
         f"(default {DEFAULT_PROGRAMS})",
     )
     p.add_argument("--split", help="data split (default: the task's)")

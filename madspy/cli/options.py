@@ -1,43 +1,10 @@
-"""Command-line options shared by every command: ``--set KEY=VALUE``, naming a config field's flag, durations."""
+"""Command-line options shared by every command: ``--set KEY=VALUE`` (``config.set_changes``), naming a config
+field's flag, durations."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import re
-from typing import Any
-
-from madspy.core.errors import InputError
-
-
-def put(changes: dict[str, Any], path: str, value: Any) -> None:
-    *parents, leaf = path.split(".")
-    node = changes
-    for name in parents:
-        node = node.setdefault(name, {})
-    node[leaf] = value
-
-
-def _set_value(text: str) -> tuple[str, Any]:
-    path, sep, raw = text.partition("=")
-    if not sep or not path:
-        raise InputError(f"--set expects KEY=VALUE, got {text!r}")
-    try:
-        return path, json.loads(raw)
-    except json.JSONDecodeError:
-        return path, raw
-
-
-def set_changes(items: list[str], changes: dict[str, Any] | None = None) -> dict[str, Any]:
-    """``changes`` (default none) with ``--set KEY=VALUE`` items put in: dotted paths, values as JSON, else text.
-
-    >>> set_changes(["stop.agreement_gate=0.9", "memory=summary"])
-    {'stop': {'agreement_gate': 0.9}, 'memory': 'summary'}
-    """
-    changes = {} if changes is None else changes
-    for item in items:
-        put(changes, *_set_value(item))
-    return changes
 
 
 def flag_of(parser: argparse.ArgumentParser, command: str, field: str) -> str:

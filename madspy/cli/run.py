@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from madspy.cli.evaluate import add_robustness_options, robustness
-from madspy.cli.options import put, set_changes
 from madspy.core.errors import InputError
+from madspy.programs.config import put, set_changes
 
 RUN_EXAMPLES = """examples:
   madspy run "What is 17 * 23?" --show
@@ -38,7 +38,7 @@ RUN_OPTIONS: dict[str, tuple[str, Any, str]] = {
         "reasoning -> majority, knowledge -> judge, open_ended -> free; the debate preset on knowledge: "
         "three neutral samples, majority",
     ),
-    "--max-tokens": ("max_tokens", int, "completion tokens per call (default 512)"),
+    "--max-tokens": ("max_tokens", int, "completion tokens per call (default 1024)"),
     "--memory": ("memory", "MemoryPolicy", "which earlier answers a reviser sees (debate: digest)"),
     "--topology": ("topology", "Topology", "who sees whom (default all)"),
     "--neighbors": ("neighbors", int, "ring: neighbours each agent sees"),
@@ -138,7 +138,7 @@ def add_run(sub: argparse._SubParsersAction) -> None:
     p.add_argument("question", nargs="?", help="the question to debate")
     p.add_argument("--file", type=Path, help='JSONL file, one {"question": ...} per line; one result per line out')
     p.add_argument("--program", type=Path, help="a saved program (JSON) to run instead of the hand-written roles")
-    p.add_argument("--preset", help="named settings: debate (default), cot, sc, sc:K, du-mad")
+    p.add_argument("--preset", help="named settings: debate (default), plain, plain-sc:K, cot, sc, sc:K, du-mad")
     p.add_argument("--agents", type=int, help="number of debaters (default 3)")
     p.add_argument(
         "--agent-models",
