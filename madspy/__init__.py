@@ -10,7 +10,7 @@ Example (the names; see the README for runs)::
     result = debate(question="What is 17 * 23?")
     result.answer, result.confidence, result.status, result.stop_reason, result.usage
     madspy.save(debate, "compiled/mine.json"); madspy.load("compiled/mine.json")
-    madspy.evaluate("gsm8k", "openai/gpt-4o-mini", ["cot", "debate"], out="runs/g", n=50)
+    madspy.evaluate(["plain", "cot", "debate"], "gsm8k", "openai/gpt-4o-mini", out="runs/g", n=50)
     madspy.redecide("runs/g")      # the same debates decided by majority, confidence, ... (no LM call)
     madspy.compile_program("arithmetic", "local/smollm2-135m", "bootstrap", train=8, dev=8, out="compiled/a.json")
     madspy.ab("compiled/a.json", "handwritten", "arithmetic", "local/smollm2-135m", out="runs/ab")
@@ -52,7 +52,7 @@ _PUBLIC = {
     "EvalRow": "madspy.rows",
     "redecide": "madspy.redecide",
     "compile_program": "madspy.optimizers.compile",
-    "compile": "madspy.optimizers.compile:compile_program",
+    "compile": "madspy.optimizers.compile",
     "save_handwritten": "madspy.optimizers.compile",
     "ab": "madspy.ab",
     "port": "madspy.port",

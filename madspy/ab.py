@@ -87,9 +87,9 @@ def ab(
     if specs[0] == specs[1]:
         raise EvalError(f"--a and --b are the same program ({specs[0]})")
     ev = evaluate(
+        specs,
         task,
         model,
-        specs,
         out=out,
         n=n,
         data_dir=data_dir,

@@ -19,7 +19,7 @@ Example::
 
     from madspy.comparison import compare
     from madspy.evaluation import evaluate, load_rows
-    ev = evaluate("gsm8k", "openai/gpt-4o-mini", ["cot", "sc", "debate"], n=100, out="runs/gsm8k")
+    ev = evaluate(["cot", "sc", "debate"], "gsm8k", "openai/gpt-4o-mini", n=100, out="runs/gsm8k")
     ev.summary.loc["debate", "accuracy"]
     compare(load_rows("runs/gsm8k"), "debate", "cot").verdict
 """
@@ -46,6 +46,7 @@ from madspy.core.errors import ConfigError, EvalError, InputError
 from madspy.core.models import one_call_at_a_time
 from madspy.core.progress import progress_display
 from madspy.data import CORRECT_AT, Task, get_task
+from madspy.data.tasks import LoadReport
 from madspy.optimizers.traces import debate_trace
 from madspy.programs.artifact import content_digest, load_program
 from madspy.programs.config import AdversaryConfig, DefenseConfig
@@ -412,11 +413,12 @@ def _run_all(
 
 
 def evaluate(
+    programs: Sequence[str] | Mapping[str, Debate | str],
     task: str | Task,
-    model: str,
-    programs: Sequence[str],
+    model: str | None = None,
     *,
     out: str | Path,
+    examples: Sequence[dspy.Example] | None = None,
     n: int | None = 100,
     seed: int = 0,
     split: str | None = None,
@@ -433,7 +435,12 @@ def evaluate(
     stop_after: float | None = None,
     new_to: Sequence[str | Path] = (),
 ) -> Evaluation:
-    """Run ``programs`` on ``n`` questions of ``task`` and summarize; resumable in ``out``.
+    """Run ``programs`` on ``n`` questions of ``task`` (or on ``examples``) and summarize; resumable in ``out``.
+
+    ``programs`` are ``Debate`` objects by name (``{"compiled": madspy.load(...), "handwritten": debate}``, run
+    as given), or specs that ``build_program`` turns into programs on ``model`` (presets such as ``cot``,
+    ``plain``, ``sc:5``, ``cot[format=json]``, or program files), as a list or by name. ``examples`` (with
+    ``question``, ``answer`` and ``id``, as ``Task.load`` gives them) are evaluated instead of a sample.
 
     When both ``sc`` and ``debate`` are evaluated, ``sc-matched:K`` (self-consistency
     with the debate's token budget, see ``matched_k``) runs after them. K is measured
@@ -452,20 +459,26 @@ def evaluate(
 
     Example::
 
-        ev = evaluate("arithmetic", "openai/gpt-4o-mini", ["cot", "debate"], n=20, out="runs/arith")
+        ev = evaluate(["cot", "debate"], "arithmetic", "openai/gpt-4o-mini", n=20, out="runs/arith")
+        ev = evaluate({"compiled": madspy.load("compiled/a.json"), "handwritten": Debate(config)}, task, out="runs/ab")
         print(ev.summary[["accuracy", "tokens"]])
     """
     task = get_task(task) if isinstance(task, str) else task
     if not programs:
         raise EvalError("no programs to evaluate")
-    concurrency = questions_in_flight(model, concurrency)
+    given = dict(programs) if isinstance(programs, Mapping) else {spec: spec for spec in programs}
+    if model is None and any(isinstance(p, str) for p in given.values()):
+        raise EvalError("name the model the programs given by name run on (model=, --model)")
+    if examples is not None and new_to:
+        raise EvalError("examples are given: there is no sample to draw new to other folders")
+    concurrency = questions_in_flight(model or next(iter(given.values())).config.model, concurrency)
     if concurrency < 1 or (n is not None and n < 1):
         raise EvalError("--concurrency and --n must be at least 1")
     if stop_after is not None and stop_after <= 0:
         raise EvalError(f"--stop-after must be a positive duration, got {stop_after:g} s")
     if sc_matched_k is not None and not 1 <= sc_matched_k <= MAX_MATCHED_K:
         raise EvalError(f"--sc-matched-k must be 1..{MAX_MATCHED_K}, got {sc_matched_k}")
-    names = list(dict.fromkeys(programs))
+    names = list(given)
     options = {
         "max_tokens": max_tokens,
         "cache": cache,
@@ -473,10 +486,15 @@ def evaluate(
         "adversary": adversary,
         "defenses": defenses,
     }
-    debates = {name: build_program(name, task, model, **options) for name in names}
+    debates = {
+        name: p if isinstance(p, Debate) else build_program(p, task, model, **options) for name, p in given.items()
+    }
     out = Path(out)
     left_out = _questions_held(new_to, task.name, split or task.default_split, out)
-    report = task.load_with_report(split, data_dir=data_dir, n=n, seed=seed, leave_out=set(left_out))
+    if examples is None:
+        report = task.load_with_report(split, data_dir=data_dir, n=n, seed=seed, leave_out=set(left_out))
+    else:
+        report, n = LoadReport(list(examples), 0, "given"), len(examples)
     if not report.examples:
         held = f"; the --new-to folders hold the other {len(left_out)}" if left_out else ""
         raise EvalError(f"{task.name}: no usable questions ({report.skipped} rows had an unparsable answer{held})")
@@ -487,7 +505,7 @@ def evaluate(
             "split": split or task.default_split,
             "n": n,
             "seed": seed,
-            "model": model,
+            "model": model or ", ".join(sorted({d.config.model for d in debates.values()})),
             "max_tokens": max_tokens,
             "adversary": adversary.model_dump() if adversary else None,
             "defenses": defenses.model_dump() if defenses else None,
@@ -495,7 +513,7 @@ def evaluate(
             **({"new_to": {"folders": [str(f) for f in new_to], "left_out": left_out}} if new_to else {}),
         },
     )
-    wants_matched = sc_matched_k is not None or {"sc", "debate"} <= set(names)
+    wants_matched = model is not None and (sc_matched_k is not None or {"sc", "debate"} <= set(names))
     k = _fixed_matched_k(out, sc_matched_k) if wants_matched else None
 
     _check_programs(out, debates)
@@ -506,7 +524,7 @@ def evaluate(
         _check_programs(out, program)
         return program
 
-    models = {model} | {m for debate in debates.values() for m in debate.config.models() if m}
+    models = {m for debate in debates.values() for m in debate.config.models() if m}
     session = functools.cache(lambda: start_session(out, models))  # recorded once, when a row is to be run
     deadline = None if stop_after is None else time.monotonic() + stop_after
     run = (report.examples, task, out, concurrency, progress, inject, session, deadline)

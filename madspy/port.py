@@ -86,8 +86,8 @@ def port(
     manifest = {"ported_from": str(program), "from_model": source, "task": base.manifest.get("task")}
     save_program(ported, out / "ported.json", manifest={k: v for k, v in manifest.items() if v is not None})
     options = {"n": n, "data_dir": data_dir, "seed": seed, "concurrency": concurrency, "progress": progress}
-    before = evaluate(task, source, [str(program)], out=out / "source", **options)
-    after = evaluate(task, to, [str(out / "ported.json")], out=out / "target", **options)
+    before = evaluate([str(program)], task, source, out=out / "source", **options)
+    after = evaluate([str(out / "ported.json")], task, to, out=out / "target", **options)
     a, b = f"target {to}", f"source {source}"
     rows = [r.model_copy(update={"program": a}) for r in after.rows] + [
         r.model_copy(update={"program": b}) for r in before.rows
@@ -95,7 +95,7 @@ def port(
     recompiled = None
     if recompile:
         path, train_ids = _recompile(base.manifest, ported.config, task, to, out, data_dir, seed + 1)
-        again = evaluate(task, to, [str(path)], out=out / "recompiled", **options)
+        again = evaluate([str(path)], task, to, out=out / "recompiled", **options)
         name = f"recompiled {to}"
         rows += [r.model_copy(update={"program": name}) for r in again.rows]
         held_out = [r for r in rows if r.id not in train_ids]

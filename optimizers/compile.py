@@ -286,57 +286,65 @@ def task_config(task: Task, model: str, config: DebateConfig | None) -> DebateCo
     return (config or base_config(model, kind=task.task_kind)).for_task_kind(task.task_kind)
 
 
-def compile_program(
-    task: str | Task,
-    model: str,
-    optimizer: str,
+def compile(
+    student: Debate,
+    trainset: Sequence[dspy.Example],
+    devset: Sequence[dspy.Example] = (),
     *,
-    train: int,
-    dev: int,
+    task: str | Task,
+    optimizer: str = "bootstrap",
+    roles: Sequence[str] | None = None,
     seed: int = 0,
-    config: DebateConfig | None = None,
     weights: Weights = Weights(),
     budget_tokens: int | None = None,
     reflection_model: str | None = None,
-    data_dir: str | Path | None = None,
     max_calls: int = DEFAULT_MAX_CALLS,
     settings: dict[str, Any] | None = None,
     out: str | Path | None = None,
     calibrate: bool = False,
+    manifest: dict[str, Any] | None = None,
 ) -> Compiled:
-    """Compile every role of one ``Debate`` on ``train`` questions; score it and the hand-written one on ``dev``.
+    """Compile ``student``'s roles on ``trainset``; score the result and ``student`` itself on ``devset``.
 
-    With ``calibrate``, a confidence calibrator (``programs.calibration``) is fitted on the
-    compiled program's dev debates and saved in its config.
-
-    ``config`` defaults to the ``debate`` preset on ``model``. Refuses (``CompileError``)
-    when the estimated LM calls exceed ``max_calls``. With ``out``, writes the
-    artifact (``save_program``) with a manifest of the run.
+    As ``optimizer.compile(student, trainset=)`` in DSPy: the student is any ``Debate`` (its model, format and
+    settings are what is compiled for), the examples are the user's (``question``, ``answer``; ``Task.load`` gives
+    them), and ``task`` reads and scores answers. ``roles`` (default all) limits what is compiled: the other roles
+    keep the student's instructions and demos. With ``calibrate``, a confidence calibrator
+    (``programs.calibration``) is fitted on the compiled program's dev debates and saved in its config. Refuses
+    (``CompileError``) when the estimated LM calls exceed ``max_calls``. With ``out``, writes the artifact
+    (``save_program``) with a manifest of the run (``manifest`` adds to it).
 
     Example::
 
-        r = compile_program("arithmetic", "scripted/x", "bootstrap", train=4, dev=4, out="compiled/x.json")
+        task = madspy.Task.from_file("tickets.jsonl", answer_kind="choice")
+        train, dev = task.load("train"), task.load("dev")
+        result = madspy.compile(madspy.Debate(madspy.DebateConfig(model="openai/gpt-4o-mini")), train, dev,
+                                task=task, roles=["proposer", "reviser"], out="compiled/tickets.json")
     """
     task = get_task(task) if isinstance(task, str) else task
-    config = task_config(task, model, config)
-    plan = plan_compile(optimizer, config, train, dev, settings)
+    trainset, devset = list(trainset), list(devset)
+    if not trainset:
+        raise CompileError("compile needs at least one train example")
+    chosen = _roles_to_compile(student, roles)
+    config = student.config.for_task_kind(task.task_kind)
+    plan = plan_compile(optimizer, config, len(trainset), len(devset), settings)
     if plan.calls > max_calls:
         raise CompileError(
             f"{plan.describe()}; that exceeds --max-calls {max_calls}: raise --max-calls to at "
             f"least {plan.calls}, or use fewer --train/--dev questions or a smaller optimizer budget"
         )
     started = time.perf_counter()
-    trainset, devset = split_data(task, train, dev, seed, data_dir)
     spec = spec_of(optimizer)
     metric = CompositeMetric(task, weights, budget_tokens, gate_demos=spec.gates_demos)
-    task_lm, prompt_lm = compile_lms(model, config, reflection_model)
+    task_lm, prompt_lm = compile_lms(config.model, config, reflection_model)
     # One role call at a time: traces (hence demos) arrive in the same order on every run, so a rerun
     # replays the cache. The saved program keeps the configured concurrency.
-    serial = config.updated(concurrency=1)
-    handwritten = Debate(serial, normalize=task.normalize)
+    handwritten = student.fork(**config.updated(concurrency=1).model_dump())
+    handwritten.normalize = task.normalize
     with dspy.context(lm=task_lm), counting_calls() as counter:
         teleprompter = spec.build(metric, prompt_lm, seed, plan.settings)
-        compiled = spec.compile(teleprompter, Debate(serial, normalize=task.normalize), trainset, seed, plan.settings)
+        compiled = spec.compile(teleprompter, handwritten.fork(), trainset, seed, plan.settings)
+        _keep_roles(compiled, handwritten, chosen)
         dropped = drop_wrong_answers(compiled, trainset, metric)
         for predictor in compiled.predictors():
             predictor.lm = None  # SIMBA pins sampling LMs on predictors; the debate routes LMs per role
@@ -350,21 +358,22 @@ def compile_program(
     wall_s = round(time.perf_counter() - started, 1)
     manifest = {
         "task": task.name,
-        "model": model,
+        "model": config.model,
         "optimizer": {
             "name": optimizer,
             "settings": plan.settings,
             "seed": seed,
             "reflection_model": reflection_model if spec.uses_prompt_model else None,
         },
+        "roles": chosen,
         "metric": {"weights": asdict(weights), "budget_tokens": budget_tokens},
+        **(manifest or {}),
         "data": {
-            "split": compile_split(task),
             "train": len(trainset),
             "dev": len(devset),
-            "seed": seed,
-            "train_ids": [e.id for e in trainset],
-            "dev_ids": [e.id for e in devset],
+            "train_ids": [e.get("id") for e in trainset],
+            "dev_ids": [e.get("id") for e in devset],
+            **(manifest or {}).get("data", {}),
         },
         "dev": scores,
         "demos_dropped": dropped,  # proposer/reviser demos answering wrong, taken from debates that ended right
@@ -376,6 +385,54 @@ def compile_program(
     if out is not None:
         save_program(compiled, out, manifest=manifest)
     return Compiled(compiled, plan, scores, manifest, wall_s)
+
+
+def _roles_to_compile(student: Debate, roles: Sequence[str] | None) -> list[str]:
+    """``roles`` checked against the student's predictors (all of them when None)."""
+    names = [name for name, _ in student.named_predictors()]
+    if roles is None:
+        return names
+    unknown = [r for r in roles if r not in names]
+    if unknown or not roles:
+        raise CompileError(f"roles to compile: name some of {', '.join(names)} (got {', '.join(roles) or 'none'})")
+    return list(roles)
+
+
+def _keep_roles(compiled: Debate, student: Debate, chosen: Sequence[str]) -> None:
+    """The roles not ``chosen`` get the student's instructions and demos back."""
+    source = dict(student.named_predictors())
+    for name, predictor in compiled.named_predictors():
+        if name not in chosen:
+            predictor.signature, predictor.demos = source[name].signature, list(source[name].demos)
+
+
+def compile_program(
+    task: str | Task,
+    model: str,
+    optimizer: str,
+    *,
+    train: int,
+    dev: int,
+    seed: int = 0,
+    config: DebateConfig | None = None,
+    data_dir: str | Path | None = None,
+    **options: Any,
+) -> Compiled:
+    """``compile`` on ``train`` and ``dev`` questions drawn by ``seed`` from a task's compile split (disjoint), with
+    the hand-written program of ``config`` (default: the ``debate`` preset on ``model``) as the student; the
+    draw is recorded in the manifest. ``options`` are ``compile``'s.
+
+    Example::
+
+        r = compile_program("arithmetic", "scripted/x", "bootstrap", train=4, dev=4, out="compiled/x.json")
+    """
+    task = get_task(task) if isinstance(task, str) else task
+    config = task_config(task, model, config)
+    plan_compile(optimizer, config, train, dev, options.get("settings"))  # a bad optimizer fails before the draw
+    trainset, devset = split_data(task, train, dev, seed, data_dir)
+    drawn = {"data": {"split": compile_split(task), "seed": seed}}
+    student = Debate(config, normalize=task.normalize)
+    return compile(student, trainset, devset, task=task, optimizer=optimizer, seed=seed, manifest=drawn, **options)
 
 
 def save_handwritten(

@@ -318,9 +318,9 @@ def test_eval_plants_an_injected_instruction_in_every_question_and_keeps_it(scri
     def run(defenses: bool, out: str):
         model = scripted(obedient)
         ev = evaluate(
+            ["cot"],
             "arithmetic",
             model,
-            ["cot"],
             out=tmp_path / out,
             n=3,
             cache=False,
@@ -340,7 +340,7 @@ def test_eval_plants_an_injected_instruction_in_every_question_and_keeps_it(scri
     assert all(r.answer != "7" for r in load_rows(ev.out))
     clean = {"n": 3, "cache": False, "progress": False, "defenses": DefenseConfig.all(True)}
     with pytest.raises(EvalError, match="inject"):  # a folder's rows never mix planted and clean questions
-        evaluate("arithmetic", scripted(obedient), ["cot"], out=ev.out, **clean)
+        evaluate(["cot"], "arithmetic", scripted(obedient), out=ev.out, **clean)
 
 
 def test_evidence_flips_only_reports_the_answer_as_last_written_and_its_vote_share(scripted):

@@ -12,7 +12,7 @@ from scripts import proposal
 from madspy.cli import main
 from madspy.core.errors import InputError
 from madspy.data import get_task
-from madspy.optimizers.compile import CompileError, base_config, compile_program, plan_compile
+from madspy.optimizers.compile import CompileError, base_config, compile, compile_program, plan_compile
 from madspy.optimizers.composite import CompositeMetric, Weights, critic_quality
 from madspy.programs import Debate, DebateConfig
 from madspy.programs.artifact import load_program, program_state, save_program
@@ -377,3 +377,16 @@ def test_compiles_draw_from_a_training_split_when_the_task_has_one():
     assert compile_split(get_task("gsm8k")) == "train"
     assert compile_split(get_task("arc_challenge")) == "validation"
     assert compile_split(get_task("arithmetic")) == get_task("arithmetic").default_split
+
+
+def test_compile_takes_a_student_and_the_users_examples_and_only_the_roles_named(model, tmp_path):
+    train, dev = ARITHMETIC.load(n=3, seed=4), ARITHMETIC.load(n=2, seed=9)
+    student = Debate(small(model))
+    result = compile(student, train, dev, task=ARITHMETIC, roles=["reviser", "critic"], out=tmp_path / "c.json")
+    demos = {name: len(p.demos) for name, p in result.debate.named_predictors()}
+    assert demos["reviser"] > 0 and demos["critic"] > 0 and demos["proposer"] == demos["resolver"] == 0
+    manifest = load_program(tmp_path / "c.json").manifest
+    assert manifest["roles"] == ["reviser", "critic"] and manifest["data"]["train_ids"] == [e.id for e in train]
+    assert not any(p.demos for p in student.predictors())  # the student is left as it was
+    with pytest.raises(CompileError, match="roles to compile"):
+        compile(student, train, dev, task=ARITHMETIC, roles=["judge"])

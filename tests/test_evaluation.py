@@ -74,7 +74,7 @@ def expected_accuracy():
 
 def run_eval(model, out, programs=PROGRAMS, **changes):
     settings = {"n": N, "seed": 0, "concurrency": 4, "cache": False, "progress": False} | changes
-    return evaluate("arithmetic", model, programs, out=out, **settings)
+    return evaluate(programs, "arithmetic", model, out=out, **settings)
 
 
 def test_eval_end_to_end_rows_summary_and_matched_sc(model, tmp_path, expected_accuracy):
@@ -576,7 +576,7 @@ def test_bad_programs_and_tasks_are_one_line_errors(model, tmp_path, capsys):
     with pytest.raises(EvalError, match="unknown program 'sc:x'"):
         run_eval(model, tmp_path, programs=["sc:x"])
     with pytest.raises(TaskError, match="unknown task"):
-        evaluate("no-such-task", model, ["cot"], out=tmp_path)
+        evaluate(["cot"], "no-such-task", model, out=tmp_path)
     assert (
         main(
             [
@@ -978,3 +978,16 @@ def test_a_new_config_field_is_registered_so_recorded_folders_stay_valid():
     unregistered = fields - registered - set(FINGERPRINTED)
     assert not unregistered, f"register {sorted(unregistered)} in madspy.evaluation._ADDED_OFF (see this test's note)"
     assert set(FINGERPRINTED) <= fields, "a fingerprinted field was removed: recorded folders no longer match"
+
+
+def test_program_objects_by_name_run_on_the_examples_given(model, tmp_path):
+    """The object-first front door: programs as objects, the user's examples, no model string needed."""
+    task = get_task("arithmetic")
+    examples = task.load(n=3, seed=5)
+    programs = {"mine": Debate(DebateConfig.with_agents(1, model=model, rounds=1, protocol="majority"))}
+    programs["plain"] = build_program("plain", task, model)
+    ev = evaluate(programs, task, out=tmp_path, examples=examples, progress=False)
+    assert {(r.program, r.id) for r in ev.rows} == {(p, e.id) for p in programs for e in examples}
+    assert json.loads((tmp_path / "settings.json").read_text())["model"] == model
+    with pytest.raises(EvalError, match="name the model"):
+        evaluate(["cot"], task, out=tmp_path / "b", examples=examples)

@@ -33,7 +33,7 @@ def test_cached_prompt_tokens_are_counted_apart_per_call_and_in_the_usage(script
 
 def test_eval_tables_show_cached_prompt_tokens(scripted, tmp_path):
     model = scripted(by_agent(PERSONAS, [["7"]] * 3))
-    ev = evaluate("arithmetic", model, ["cot", "debate"], out=tmp_path, n=2, progress=False, cache=False)
+    ev = evaluate(["cot", "debate"], "arithmetic", model, out=tmp_path, n=2, progress=False, cache=False)
     assert ev.summary.loc["debate", "cached_prompt_tokens"] > 0
     assert ev.summary.loc["debate", "cached_prompt_tokens"] < ev.summary.loc["debate", "prompt_tokens"]
     assert "cached_prompt_tokens" in ev.cost.columns

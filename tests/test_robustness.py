@@ -66,7 +66,7 @@ from madspy.testing import register_script
 from madspy.evaluation import evaluate
 from scripts import proposal
 model = register_script("slow", lambda turn: proposal("7"), latency_s=0.05)
-evaluate("arithmetic", model, ["cot", "sc:3"], out={out!r}, n=12, concurrency=2, cache=False, progress=False)
+evaluate(["cot", "sc:3"], "arithmetic", model, out={out!r}, n=12, concurrency=2, cache=False, progress=False)
 """
 
 

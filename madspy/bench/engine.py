@@ -87,7 +87,7 @@ def _throughput(model: str, latency_s: float, questions: int, concurrency: int) 
     with tempfile.TemporaryDirectory(prefix="madspy-bench-") as out:
         started = time.perf_counter()
         evaluate(
-            "arithmetic", model, ["cot"], out=out, n=questions, concurrency=concurrency, cache=False, progress=False
+            ["cot"], "arithmetic", model, out=out, n=questions, concurrency=concurrency, cache=False, progress=False
         )
         wall = time.perf_counter() - started
     waves = math.ceil(questions / concurrency)

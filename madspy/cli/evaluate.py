@@ -315,9 +315,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     programs = [p.strip() for p in args.programs.split(",") if p.strip()]
     ev = evaluate(
+        programs,
         args.task,
         args.model,
-        programs,
         out=args.out or default_out(args),
         n=args.n,
         seed=args.seed,
