@@ -49,7 +49,7 @@ from madspy.data import CORRECT_AT, Task, get_task
 from madspy.data.tasks import LoadReport
 from madspy.optimizers.traces import debate_trace
 from madspy.programs.artifact import content_digest, load_program
-from madspy.programs.config import AdversaryConfig, DefenseConfig
+from madspy.programs.config import TRANSPORT_FIELDS, AdversaryConfig, DefenseConfig
 from madspy.programs.credit import CreditLedger
 from madspy.programs.debate import Debate
 from madspy.programs.formats import resolve as resolve_format
@@ -86,6 +86,7 @@ def build_program(
     max_tokens: int | None = None,
     cache: bool = True,
     api_base: str | None = None,
+    credit_ledger: str | None = None,
     adversary: AdversaryConfig | None = None,
     defenses: DefenseConfig | None = None,
 ) -> Debate:
@@ -96,12 +97,13 @@ def build_program(
     program runs as saved, so eval measures what ``run`` and ``serve`` would answer
     (``compile`` saves the task's kind with it). ``adversary`` makes those agents adversaries in
     every program that has them (a program with fewer agents runs without); ``defenses`` replaces
-    every program's defenses.
+    every program's defenses. ``credit_ledger`` is the file verified outcomes update (the credit protocol's);
+    a program file never names it.
 
     >>> len(build_program("sc:3", get_task("arithmetic"), "openai/gpt-4o-mini").config.agents)
     3
     """
-    changes: dict[str, Any] = {"model": model, "cache": cache, "api_base": api_base}
+    changes: dict[str, Any] = {"model": model, "cache": cache, "api_base": api_base, "credit_ledger": credit_ledger}
     if max_tokens is not None:
         changes["max_tokens"] = max_tokens
     if defenses is not None:
@@ -215,7 +217,7 @@ def load_rows(path: str | Path) -> list[EvalRow]:
 
 
 # Config fields that change how a program is run, not what it answers: they may differ between resumes.
-_OPERATIONAL = {"cache", "concurrency", "timeout_s", "num_retries", "api_base"}
+_OPERATIONAL = TRANSPORT_FIELDS
 # Options added after eval folders were recorded, at the value that keeps the earlier behaviour: left out of the
 # fingerprint at that value, so a new option does not turn every recorded folder into "another version".
 _ADDED_OFF = {
@@ -429,6 +431,7 @@ def evaluate(
     progress: bool = True,
     sc_matched_k: int | None = None,
     api_base: str | None = None,
+    credit_ledger: str | None = None,
     adversary: AdversaryConfig | None = None,
     defenses: DefenseConfig | None = None,
     inject: str | None = None,
@@ -483,6 +486,7 @@ def evaluate(
         "max_tokens": max_tokens,
         "cache": cache,
         "api_base": api_base,
+        "credit_ledger": credit_ledger,
         "adversary": adversary,
         "defenses": defenses,
     }

@@ -75,8 +75,10 @@ def port(
     seed: int = 0,
     concurrency: int | None = None,
     progress: bool = False,
+    api_base: str | None = None,
 ) -> PortResult:
-    """Evaluate ``program`` on its own model and, ported, on ``to``; writes ``<out>/ported.json``."""
+    """Evaluate ``program`` on its own model and, ported, on ``to`` (reached at ``api_base`` when given: a program
+    file never names a server); writes ``<out>/ported.json``."""
     out, program = Path(out), Path(program)
     base = load_program(program)
     source = base.config.model
@@ -87,7 +89,7 @@ def port(
     save_program(ported, out / "ported.json", manifest={k: v for k, v in manifest.items() if v is not None})
     options = {"n": n, "data_dir": data_dir, "seed": seed, "concurrency": concurrency, "progress": progress}
     before = evaluate([str(program)], task, source, out=out / "source", **options)
-    after = evaluate([str(out / "ported.json")], task, to, out=out / "target", **options)
+    after = evaluate([str(out / "ported.json")], task, to, out=out / "target", api_base=api_base, **options)
     a, b = f"target {to}", f"source {source}"
     rows = [r.model_copy(update={"program": a}) for r in after.rows] + [
         r.model_copy(update={"program": b}) for r in before.rows
@@ -95,7 +97,7 @@ def port(
     recompiled = None
     if recompile:
         path, train_ids = _recompile(base.manifest, ported.config, task, to, out, data_dir, seed + 1)
-        again = evaluate([str(path)], task, to, out=out / "recompiled", **options)
+        again = evaluate([str(path)], task, to, out=out / "recompiled", api_base=api_base, **options)
         name = f"recompiled {to}"
         rows += [r.model_copy(update={"program": name}) for r in again.rows]
         held_out = [r for r in rows if r.id not in train_ids]

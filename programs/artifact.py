@@ -5,6 +5,12 @@ name, not by position), the debate config, a manifest (library versions, date an
 whatever the caller adds: task, model, optimizer, scores) and a SHA-256 of the
 rest. Loading validates all of it and says what is wrong.
 
+A program file holds what the program is, not where it runs: the config is saved without
+``CALLER_FIELDS`` (server, timeouts, retries, cache, concurrency, credit ledger), and a file that
+still holds them (saved by an earlier madspy) loads with them ignored and one warning. The caller
+gives them (``load_program(path, api_base=...)``, flags, serve's settings). A model string that names a
+server (a URL) is refused, in a file and when saving.
+
 Example::
 
     from madspy.programs import Debate
@@ -17,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from importlib.metadata import version
@@ -29,7 +36,7 @@ from pydantic_core import to_jsonable_python
 
 from madspy.core.errors import ConfigError, InputError, ProgramFileError
 from madspy.core.models import portable_model
-from madspy.programs.config import DebateConfig
+from madspy.programs.config import CALLER_FIELDS, DebateConfig
 from madspy.programs.debate import Debate
 from madspy.programs.steps import with_free_text
 
@@ -37,6 +44,7 @@ FORMAT = "madspy.program/2"
 # Format 1 named roles by their step (propose, revise, critique, resolve); format 2 by the role (signatures.Role).
 _FORMAT_1 = "madspy.program/1"
 _ROLES_OF_FORMAT_1 = {"propose": "proposer", "revise": "reviser", "critique": "critic", "resolve": "resolver"}
+_log = logging.getLogger(__name__)
 
 
 class RoleState(BaseModel):
@@ -80,15 +88,39 @@ def _portable_models(data: Any) -> Any:
     return data
 
 
+def _model_strings(data: Any) -> set[str]:
+    """Every ``model`` string in a config (as saved: a dict), its roles' and agents' included, on or off."""
+    if isinstance(data, dict):
+        found = {v for k, v in data.items() if k == "model" and isinstance(v, str)}
+        return found.union(*(_model_strings(v) for v in data.values()))
+    if isinstance(data, list):
+        return set().union(*(_model_strings(v) for v in data))
+    return set()
+
+
+def _naming_servers(models: set[str]) -> list[str]:
+    """The model strings among ``models`` that hold a URL (``huggingface/https://...`` sends prompts to it)."""
+    return sorted(m for m in models if "://" in m)
+
+
 def save_program(debate: Debate, path: str | Path, manifest: dict[str, Any] | None = None) -> dict[str, Any]:
     """Write ``debate`` to ``path`` as a validated JSON artifact; returns what was written.
 
-    Local GGUF files in the models folder are saved by name (``local/<name>``), not by path.
+    Local GGUF files in the models folder are saved by name (``local/<name>``), not by path. The config's
+    ``CALLER_FIELDS`` (server, timeouts, retries, cache, concurrency, credit ledger) are not saved: whoever
+    runs the program gives them. A model string holding a server's URL is refused.
     """
+    config = debate.config.model_dump(mode="json", exclude=CALLER_FIELDS)
+    servers = _naming_servers(_model_strings(config))
+    if servers:
+        raise ProgramFileError(
+            f"cannot save {path}: model {servers[0]!r} names a server; save the model's name and give the server "
+            "as api_base when running the program"
+        )
     body = _portable_models(
         {
             "format": FORMAT,
-            "config": debate.config.model_dump(mode="json"),
+            "config": config,
             "roles": program_state(debate),
             "manifest": {
                 "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -111,8 +143,10 @@ def amend_manifest(path: str | Path, entries: dict[str, Any]) -> dict[str, Any]:
     """Add or replace ``entries`` in a saved program's manifest, keep everything else, and hash it again.
 
     For what is measured after saving (held-out scores): config and roles are untouched, so the
-    program answers and fingerprints as before and eval folders that ran it stay valid. The file
-    is validated first, as ``load_program`` does; a program that does not load is not amended.
+    program answers and fingerprints as before and eval folders that ran it stay valid; only the
+    config's ``CALLER_FIELDS`` a file of an earlier madspy holds are dropped (they are ignored on
+    loading). The file is validated first, as ``load_program`` does; a program that does not load is
+    not amended.
 
     Example::
 
@@ -122,6 +156,7 @@ def amend_manifest(path: str | Path, entries: dict[str, Any]) -> dict[str, Any]:
     document = _read(path)
     _rebuild(path, document)
     body = {k: v for k, v in document.items() if k != "sha256"}
+    body["config"] = _program_fields(body["config"])
     body["manifest"] = {**body["manifest"], **to_jsonable_python(entries)}
     return _write(path, body)
 
@@ -196,11 +231,34 @@ def _role_states(path: Path, document: dict[str, Any]) -> dict[str, RoleState]:
         raise ProgramFileError(f"{path}: a role is not instructions and demos ({ConfigError.of(e)})") from None
 
 
+def _program_fields(config: dict[str, Any]) -> dict[str, Any]:
+    """A saved config without the ``CALLER_FIELDS`` an earlier madspy saved in it."""
+    return {k: v for k, v in config.items() if k not in CALLER_FIELDS}
+
+
+def _ignoring_caller_fields(path: Path, config: Any) -> Any:
+    """``_program_fields`` of a saved config, with one warning naming those of its ``CALLER_FIELDS`` that were
+    not at their default (what the program now runs without); a config that is not an object, as it is."""
+    if not isinstance(config, dict):
+        return config  # refused by validation
+    ignored = sorted(k for k in CALLER_FIELDS & config.keys() if config[k] != DebateConfig.model_fields[k].default)
+    if ignored:
+        _log.warning(
+            "%s: ignoring %s saved in the program file: where a program runs and what it writes come from "
+            "the caller (flags, environment, serve's settings)",
+            path,
+            ", ".join(ignored),
+        )
+    return _program_fields(config)
+
+
 def load_program(path: str | Path, **config_overrides: Any) -> Debate:
     """Read, validate and rebuild a ``Debate`` from a JSON artifact.
 
     ``config_overrides`` replace config fields (for example ``model=`` to port a
-    program to another model) after validation.
+    program to another model) after validation. They are the only source of the config's
+    ``CALLER_FIELDS`` (``api_base=``, ``timeout_s=``, ``credit_ledger=``...): a file that holds them
+    loads with them at their defaults, and a warning names those it set otherwise.
     """
     path = Path(path)
     return _rebuild(path, _read(path), **config_overrides)
@@ -216,11 +274,17 @@ def _rebuild(path: Path, document: dict[str, Any], **config_overrides: Any) -> D
     if content_digest(body) != document["sha256"]:
         raise ProgramFileError(f"{path} does not match its sha256: it was edited or corrupted after saving")
     try:
-        saved = DebateConfig.model_validate(document["config"])
+        saved = DebateConfig.model_validate(_ignoring_caller_fields(path, document["config"]))
     except ValidationError as e:
         raise ProgramFileError(f"{path} has an invalid config: {ConfigError.of(e)}") from None
     states = _role_states(path, document)
     config = saved.updated(**config_overrides)  # an override out of range raises ConfigError naming its field
+    servers = _naming_servers(_model_strings(document["config"]) & config.models())
+    if servers:
+        raise ProgramFileError(
+            f"{path} names a server in model {servers[0]!r}; a program file names models: give the server as "
+            "api_base, or another model"
+        )
     debate = Debate(config)
     predictors = dict(debate.named_predictors())
     unknown = states.keys() - predictors.keys()

@@ -29,6 +29,9 @@ from madspy.programs.protocols import DEFAULT_FOR_TASK_KIND, ProtocolName, TaskK
 from madspy.programs.topology import Topology
 
 __all__ = [
+    "CALLER_FIELDS",
+    "SIDE_EFFECT_FIELDS",
+    "TRANSPORT_FIELDS",
     "AdversaryConfig",
     "AgentConfig",
     "CriticConfig",
@@ -456,3 +459,16 @@ class DebateConfig(_Strict):
         used = {self.model} | {a.model for a in self.agents if a.model}
         roles = (self.critic, self.resolver, self.mask, self.referee)
         return used | {r.model for r in roles if r.enabled and r.model}
+
+
+TRANSPORT_FIELDS = frozenset({"api_base", "timeout_s", "num_retries", "cache", "concurrency"})
+"""``DebateConfig`` fields that say how calls reach the model (server, timeouts, retries, cache, calls in flight),
+not what the program answers: eval fingerprints leave them out, and a program file does not hold them."""
+
+SIDE_EFFECT_FIELDS = frozenset({"credit_ledger"})
+"""``DebateConfig`` fields that name files a run reads or writes (the credit protocol's ledger)."""
+
+CALLER_FIELDS = TRANSPORT_FIELDS | SIDE_EFFECT_FIELDS
+"""What the caller decides (flags, environment, serve's settings), never a program file: ``save_program`` does not
+write these fields and ``load_program`` ignores them in a file, so a program received from someone else cannot send
+prompts to a server or write to a path its author chose."""

@@ -199,11 +199,7 @@ def _debate(args: argparse.Namespace):
     models = [m.strip() for m in (args.agent_models or "").split(",") if m.strip()]
     if args.program:
         debate = load_program(args.program, **changes)
-        if not models:
-            return debate
-        return load_program(
-            args.program, **changes, agents=debate.config.with_agent_models(models).model_dump()["agents"]
-        )
+        return debate.fork(agents=debate.config.with_agent_models(models).model_dump()["agents"]) if models else debate
     config = preset(args.preset or "debate", kind=changes.get("task_kind"), **changes)
     return Debate(config.with_agent_models(models) if models else config)
 

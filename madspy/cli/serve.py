@@ -70,6 +70,11 @@ def add_serve(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--budget-tokens", type=int, help="ceiling on each debate's token budget")
     p.add_argument("--model", help="run every program on this LiteLLM model instead of the one it was saved with")
     p.add_argument("--api-base", help="URL of the server behind the programs' model (vLLM, Ollama, llama.cpp's)")
+    p.add_argument("--lm-timeout", type=float, help="seconds per LM call (default 120)")
+    p.add_argument("--num-retries", type=int, help="LiteLLM retries per LM call on timeouts, 429 and 5xx (default 3)")
+    p.add_argument("--no-cache", action="store_true", help="do not reuse cached LM replies")
+    p.add_argument("--concurrency", type=int, help="LM calls in flight within one debate (default 8)")
+    p.add_argument("--credit-ledger", help="JSON file of per-agent credit, for programs deciding by credit")
     p.set_defaults(handler=cmd_serve)
 
 
@@ -89,6 +94,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
         budget_tokens=args.budget_tokens,
         model=args.model,
         api_base=args.api_base,
+        lm_timeout_s=args.lm_timeout,
+        num_retries=args.num_retries,
+        cache=False if args.no_cache else None,
+        concurrency=args.concurrency,
+        credit_ledger=args.credit_ledger,
     )
     check_bind(settings.host, settings.api_key)  # before loading anything
     serve(parse_programs(args.program), settings)
@@ -173,6 +183,7 @@ def add_port(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("port", help="evaluate a program on its own model and on another: the transfer gap")
     p.add_argument("--program", type=Path, required=True, help="a saved program (JSON)")
     p.add_argument("--to", required=True, help="the LiteLLM model to port to")
+    p.add_argument("--api-base", help="URL of the server behind --to (vLLM, Ollama, llama.cpp's server)")
     add_task_options(p)
     p.add_argument(
         "--all-roles", action="store_true", help="move roles with their own model too (default: they keep it)"
@@ -199,6 +210,7 @@ def cmd_port(args: argparse.Namespace) -> int:
         all_roles=args.all_roles,
         recompile=args.recompile,
         progress=True,
+        api_base=args.api_base,
     )
     _comparison_table(f"port {r.source_model} -> {r.target_model} on {args.task}", r.summary, r.comparison)
     print(

@@ -83,6 +83,12 @@ class ServeSettings:
     budget_tokens: int | None = None  # ceiling on a request's token budget (None: no ceiling)
     model: str | None = None  # every program loaded from a file runs on this model instead of its own
     api_base: str | None = None  # ... reached at this server URL (vLLM, Ollama, llama.cpp's server)
+    # How the programs' calls run, which a program file never decides (``config.CALLER_FIELDS``); None: the default.
+    lm_timeout_s: float | None = None  # seconds per LM call
+    num_retries: int | None = None  # LiteLLM retries per call
+    cache: bool | None = None  # DSPy's reply cache
+    concurrency: int | None = None  # LM calls in flight within one debate
+    credit_ledger: str | None = None  # the credit protocol's ledger file
     api_key: str | None = field(default_factory=lambda: os.environ.get(API_KEY_ENV) or None)
 
 
@@ -464,7 +470,16 @@ def create_app(programs: ProgramSource | Mapping[str, ProgramSource], settings: 
         app = create_app({"arith": "compiled/x.json", "gsm8k": "compiled/y.json"}, ServeSettings(timeout_s=60))
     """
     settings = settings or ServeSettings()
-    overrides = {k: v for k, v in (("model", settings.model), ("api_base", settings.api_base)) if v}
+    caller = {
+        "model": settings.model,
+        "api_base": settings.api_base,
+        "timeout_s": settings.lm_timeout_s,
+        "num_retries": settings.num_retries,
+        "cache": settings.cache,
+        "concurrency": settings.concurrency,
+        "credit_ledger": settings.credit_ledger,
+    }
+    overrides = {k: v for k, v in caller.items() if v is not None}
     loaded = {
         name: p if isinstance(p, Debate) else load_program(p, **overrides)
         for name, p in name_programs(programs).items()
