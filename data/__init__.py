@@ -1,8 +1,10 @@
-"""Benchmark tasks and answer scoring.
+"""Benchmark tasks, a user's own tasks, and answer scoring.
 
->>> from madspy.data import get_task
+>>> from madspy.data import Task, get_task, resolve_task
 >>> get_task("gsm8k").instructions
 'Answer with a single number.'
+>>> isinstance(resolve_task("arithmetic"), Task)
+True
 """
 
 from madspy.data.scoring import (
@@ -23,13 +25,16 @@ from madspy.data.tasks import (
     CORRECT_AT,
     DATA_DIR_ENV,
     MMLU_SUBJECTS,
+    USER_ANSWER_KINDS,
     WMT22_PAIRS,
     AnswerKind,
     LoadReport,
+    SeededSplit,
     Task,
     TaskError,
     get_task,
     list_tasks,
+    resolve_task,
 )
 
 __all__ = [
@@ -37,9 +42,11 @@ __all__ = [
     "CORRECT_AT",
     "DATA_DIR_ENV",
     "MMLU_SUBJECTS",
+    "USER_ANSWER_KINDS",
     "WMT22_PAIRS",
     "AnswerKind",
     "LoadReport",
+    "SeededSplit",
     "Task",
     "TaskError",
     "chrf_score",
@@ -55,4 +62,5 @@ __all__ = [
     "normalize_text",
     "normalize_translation",
     "normalize_yesno",
+    "resolve_task",
 ]

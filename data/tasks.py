@@ -1,8 +1,10 @@
 """Benchmark tasks: how a question reads, where its rows live, and how answers score.
 
-Rows come from, in order: the ``data_dir`` argument, the ``MADSPY_DATA_DIR``
+A built-in task's rows come from, in order: the ``data_dir`` argument, the ``MADSPY_DATA_DIR``
 environment variable, else the Hugging Face Hub. A data dir is laid out as
-``<data_dir>/<task>/<file>``, e.g. ``<data_dir>/gsm8k/test.jsonl``.
+``<data_dir>/<task>/<file>``, e.g. ``<data_dir>/gsm8k/test.jsonl``. A user's task
+(`Task.from_file`, `Task.from_rows`) holds its own rows, read and checked when it is built;
+`resolve_task` turns a ``--task`` string (a name, a data file, ``my_task.py:task``) into a task.
 
 >>> task = get_task("arithmetic")
 >>> example = task.load(n=1, seed=0)[0]
@@ -14,14 +16,17 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
+import math
 import os
 import random
 import re
 import string
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
-from typing import Any, Literal, NamedTuple, Protocol
+from typing import Any, Literal, NamedTuple, Protocol, TypeVar, get_args
 
 import dspy
 
@@ -30,6 +35,7 @@ from madspy.data import arithmetic
 from madspy.data.scoring import (
     chrf_score,
     exact_score,
+    format_number,
     last_boxed,
     normalize_choice,
     normalize_exact,
@@ -39,11 +45,24 @@ from madspy.data.scoring import (
     normalize_translation,
     normalize_yesno,
 )
+from madspy.data.user_data import (
+    FILE_TYPES,
+    Located,
+    Place,
+    Row,
+    is_data_file,
+    python_object,
+    read_file,
+    read_table,
+)
 from madspy.programs.answers import read_answer
 from madspy.programs.protocols import TaskKind
 
 AnswerKind = Literal["number", "choice", "yesno", "text", "translation"]
-Row = dict[str, Any]
+UserAnswerKind = Literal["number", "choice", "yesno", "text"]  # the kinds a user's task may have
+USER_ANSWER_KINDS: tuple[str, ...] = get_args(UserAnswerKind)
+Metric = Callable[[str, str], float]  # (normalized prediction, normalized gold) -> score
+_T = TypeVar("_T")
 
 DATA_DIR_ENV = "MADSPY_DATA_DIR"
 CORRECT_AT = 0.5  # a score at or above it counts as a right answer
@@ -159,6 +178,61 @@ class Generated:
 
 
 @dataclass(frozen=True)
+class UserRows:
+    """A user's rows, read and checked when the task was built, as Example fields per split; `origin` is
+    where they were read from (the files, or the tables: "DataFrame", "Dataset 'train'", "records"...)."""
+
+    by_split: Mapping[str, Sequence[Row]]
+    origin: str
+
+    @property
+    def splits(self) -> tuple[str, ...]:
+        return tuple(self.by_split)
+
+    def read(self, task: str, split: str, data_dir: Path | None) -> tuple[list[Row], str]:
+        return list(self.by_split[split]), self.origin
+
+
+@dataclass(frozen=True)
+class SeededSplit:
+    """Rows cut at random into train, dev and test: shuffled by ``random.Random(seed)``, then cut by the fractions
+    (a split whose fraction is 0 is left out). Each split keeps the rows' order.
+
+    A task built with one keeps it as ``Task.seeded_split``: ``dataclasses.asdict(task.seeded_split)`` is what a
+    manifest records to cut the same splits from the same rows again.
+
+    >>> SeededSplit(train=0.5, dev=0, test=0.5, seed=1).cut(list("abcdef"))
+    {'train': ['c', 'd', 'f'], 'test': ['a', 'b', 'e']}
+    """
+
+    train: float = 0.2
+    dev: float = 0.2
+    test: float = 0.6
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        fractions = self.fractions()
+        if not all(0 <= f <= 1 for f in fractions.values()) or not math.isclose(sum(fractions.values()), 1):
+            raise TaskError(f"seeded split: train, dev and test must be fractions from 0 to 1 adding up to 1 ({self})")
+
+    def fractions(self) -> dict[str, float]:
+        return {"train": self.train, "dev": self.dev, "test": self.test}
+
+    def cut(self, items: Sequence[_T]) -> dict[str, list[_T]]:
+        """`items` cut into the splits whose fraction is above 0: disjoint, together all of them."""
+        order = list(range(len(items)))
+        random.Random(self.seed).shuffle(order)
+        cuts, start, total = {}, 0, 0.0
+        for split, fraction in self.fractions().items():
+            total += fraction
+            end = round(total * len(items))
+            if fraction:
+                cuts[split] = [items[index] for index in sorted(order[start:end])]
+            start = end
+        return cuts
+
+
+@dataclass(frozen=True)
 class Task:
     """A benchmark: question format, data source and answer scoring.
 
@@ -169,6 +243,9 @@ class Task:
     `task_kind` picks the decision protocol of a debate whose protocol is ``auto``.
     `whole_number_answers` says every gold answer is an integer (GSM8K), so a fractional answer is
     wrong: what ``critic.integer_check`` relies on, and what makes it a knob of ``madspy search``.
+    `seeded_split` is the `SeededSplit` (fractions and seed) that cut a user's rows into splits, else None.
+
+    Built-in tasks come from `get_task`; a user's own from `Task.from_file` or `Task.from_rows`.
 
     >>> task = get_task("gsm8k")
     >>> task.answer_kind, task.task_kind, task.default_split, task.normalize("She makes $1,234.")
@@ -188,6 +265,89 @@ class Task:
     keep: Callable[[Row], bool] | None = None
     task_kind: TaskKind = "reasoning"
     whole_number_answers: bool = False
+    seeded_split: SeededSplit | None = None
+
+    @classmethod
+    def from_file(
+        cls,
+        path: str | Path | Mapping[str, str | Path],
+        *,
+        answer_kind: UserAnswerKind,
+        question_field: str = "question",
+        answer_field: str = "answer",
+        choices_field: str | None = None,
+        id_field: str | None = None,
+        split_field: str | None = None,
+        seeded_split: SeededSplit | None = None,
+        name: str | None = None,
+        metric: Metric | None = None,
+    ) -> Task:
+        """A task of the rows in a ``.jsonl``, ``.csv`` or ``.parquet`` file, or in one file per split
+        (``{"train": "train.jsonl", "test": "test.jsonl"}``), read and checked now.
+
+        Fields and splits are read as `Task.from_rows` reads them; a CSV cell of choices holds a JSON list
+        (``["red", "blue"]``). `name` defaults to the file's stem (the folder's name for one file per split).
+        A malformed row raises ``TaskError`` naming the file, the line (the row, for Parquet) and the field.
+
+        >>> import pathlib, tempfile
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "sums.jsonl"
+        >>> _ = path.write_text('{"q": "2+2?", "a": 4}\\n{"q": "3+4?", "a": "7"}\\n')
+        >>> task = Task.from_file(path, answer_kind="number", question_field="q", answer_field="a")
+        >>> task.name, task.splits, [(e.id, e.answer) for e in task.load()]
+        ('sums', ('test',), [('row-0', '4'), ('row-1', '7')])
+        """
+        files = dict(path) if isinstance(path, Mapping) else {None: path}
+        parts = {split: read_file(Path(file)) for split, file in files.items()}
+        first = Path(next(iter(files.values()), ""))
+        default_name = first.stem if None in files else first.resolve().parent.name
+        fields = _Fields(question_field, answer_field, choices_field, id_field, split_field)
+        return _user_task(parts, name or default_name, answer_kind, fields, metric, seeded_split)
+
+    @classmethod
+    def from_rows(
+        cls,
+        rows: Any,
+        *,
+        answer_kind: UserAnswerKind,
+        question_field: str = "question",
+        answer_field: str = "answer",
+        choices_field: str | None = None,
+        id_field: str | None = None,
+        split_field: str | None = None,
+        seeded_split: SeededSplit | None = None,
+        name: str = "user_task",
+        metric: Metric | None = None,
+    ) -> Task:
+        """A task of rows in memory: records (a list of dicts), a pandas DataFrame, a ``datasets.Dataset``,
+        or a dict of split -> one of those (a ``datasets.DatasetDict``), checked now.
+
+        Each row's question, answer and (optional) choices and id are read from the fields named.
+        `answer_kind` says how answers are read and compared: ``number`` ("1,234" -> "1234"), ``choice``
+        (a letter, or the text of one of the choices), ``yesno`` (yes/no/true/false), ``text`` (lower case,
+        no punctuation or articles). Choices (a list) are written under the question as "A) ..." lines and
+        the gold becomes a letter. Without an id field, a row's id is its place, ``row-<i>`` (0-based), or
+        ``<split>-<i>`` in a split given as its own table. `metric` (normalized prediction, normalized gold)
+        -> score replaces exact match; a prediction that does not parse scores 0 without it being called.
+
+        Splits are the ones given (a dict of tables, or a `split_field` naming each row's split), else
+        `seeded_split` cuts the rows at random and is kept as ``task.seeded_split``, else all rows are one
+        "test" split. The default split is "test" when there is one, else the first.
+
+        >>> rows = [{"question": "The sky?", "options": ["green", "blue"], "answer": "blue"}]
+        >>> task = Task.from_rows(rows, answer_kind="choice", choices_field="options", name="sky")
+        >>> (example,) = task.load()
+        >>> print(example.question)
+        The sky?
+        <BLANKLINE>
+        A) green
+        B) blue
+        >>> example.answer, task.score("B) blue", example.answer)
+        ('B', 1.0)
+        """
+        tables = dict(rows) if isinstance(rows, Mapping) else {None: rows}
+        parts = {split: read_table(table, split) for split, table in tables.items()}
+        fields = _Fields(question_field, answer_field, choices_field, id_field, split_field)
+        return _user_task(parts, name, answer_kind, fields, metric, seeded_split)
 
     @property
     def splits(self) -> tuple[str, ...]:
@@ -606,6 +766,176 @@ def _arithmetic() -> Task:
     return _task("arithmetic", "number", Generated(_arithmetic_rows), "test", dict, whole_number_answers=True)
 
 
+# A user's task: rows read by user_data, checked and turned into Example fields here. The rows come in
+# parts: one per split the user gave, or the single part None of rows given undivided.
+
+
+class _Fields(NamedTuple):
+    """The user's names of a row's fields."""
+
+    question: str
+    answer: str
+    choices: str | None
+    id: str | None
+    split: str | None
+
+
+_NOT_AN_ANSWER = {
+    "number": "is not a number",
+    "choice": "is not an option letter (A, B, ...) or the text of an option",
+    "yesno": "is not yes or no (or true or false)",
+    "text": "has no words",
+}
+
+
+def _user_task(
+    parts: Mapping[str | None, list[Located]],
+    name: str,
+    answer_kind: str,
+    fields: _Fields,
+    metric: Metric | None,
+    seeded_split: SeededSplit | None,
+) -> Task:
+    """The task of a user's rows, given undivided (``{None: rows}``) or per split; ``TaskError`` at the
+    first row that does not fit."""
+    if not parts:
+        raise TaskError(f"{name}: no rows given")
+    if answer_kind not in USER_ANSWER_KINDS:
+        raise TaskError(f"{name}: answer kind must be one of {', '.join(USER_ANSWER_KINDS)} (got {answer_kind!r})")
+    if metric is not None and not callable(metric):
+        raise TaskError(f"{name}: metric must be a function (prediction, gold) -> score, got {type(metric).__name__}")
+    given = {
+        "a table per split": None not in parts,
+        "a split field": fields.split is not None,
+        "a seeded split": seeded_split is not None,
+    }
+    ways = [way for way, used in given.items() if used]
+    if len(ways) > 1:
+        raise TaskError(f"{name}: the rows are split two ways ({' and '.join(ways)}); give one")
+    checked = {part: _checked(located, part, answer_kind, fields) for part, located in parts.items()}
+    _check_unique_ids(checked, fields.id)
+    by_split = _split(checked, fields.split, seeded_split, name)
+    golds = [row["answer"] for rows in by_split.values() for row in rows]
+    return _task(
+        name,
+        answer_kind,
+        UserRows(by_split, ", ".join(located[0][0].source for located in parts.values())),
+        "test" if "test" in by_split else next(iter(by_split)),
+        dict,
+        whole_number_answers=answer_kind == "number" and all(gold.lstrip("-").isdigit() for gold in golds),
+        seeded_split=seeded_split,
+        **({"scorer": functools.partial(_metric_score, metric)} if metric else {}),
+    )
+
+
+def _metric_score(metric: Metric, prediction: str | None, gold: str) -> float:
+    """A user's metric on a normalized prediction; one that does not parse scores 0."""
+    return 0.0 if prediction is None else float(metric(prediction, gold))
+
+
+def _checked(
+    located: list[Located], part: str | None, answer_kind: str, fields: _Fields
+) -> list[tuple[Place, Row, Row]]:
+    """Each row's place, raw row and Example fields (question, answer, id: by default ``<split or row>-<i>``)."""
+    return [
+        (place, row, _user_fields(place, row, answer_kind, fields, default_id=f"{part or 'row'}-{index}"))
+        for index, (place, row) in enumerate(located)
+    ]
+
+
+def _user_fields(place: Place, row: Row, answer_kind: str, fields: _Fields, default_id: str) -> Row:
+    question = _field(place, row, fields.question)
+    if not isinstance(question, str):
+        raise TaskError(f"{place}: field {fields.question!r}: expected text, got {question!r}")
+    choices = _choices(place, row, fields.choices) if fields.choices else None
+    return {
+        "id": str(_field(place, row, fields.id)) if fields.id else default_id,
+        "question": _with_options(question, choices) if choices else question,
+        "answer": _gold(place, _field(place, row, fields.answer), fields.answer, answer_kind, choices),
+    }
+
+
+def _field(place: Place, row: Row, field: str) -> Any:
+    """The value of `field`; ``TaskError`` when it is missing or blank."""
+    if field not in row:
+        raise TaskError(f"{place}: field {field!r} is missing (the row has: {', '.join(map(str, row)) or 'nothing'})")
+    value = row[field]
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise TaskError(f"{place}: field {field!r} is empty")
+    return value
+
+
+def _choices(place: Place, row: Row, field: str) -> list[str]:
+    """A list of 2 to 26 options: a list (a Parquet or Dataset column of lists) or a JSON list in text (CSV)."""
+    value = _field(place, row, field)
+    options = _json_list(value) if isinstance(value, str) else value
+    if hasattr(options, "tolist"):  # a numpy array, from Parquet or a DataFrame
+        options = options.tolist()
+    texts = [str(option).strip() for option in options] if isinstance(options, list | tuple) else []
+    if not 2 <= len(texts) <= len(_LETTERS) or not all(texts):
+        raise TaskError(
+            f"{place}: field {field!r}: expected a list of 2 to {len(_LETTERS)} options "
+            f'(in a CSV cell, a JSON list such as ["red", "blue"]), got {value!r}'
+        )
+    return texts
+
+
+def _json_list(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return None
+
+
+def _gold(place: Place, value: Any, field: str, answer_kind: str, choices: list[str] | None) -> str:
+    """The normalized gold answer; for choices, the letter of the option it names (its letter or its text)."""
+    text = format_number(Fraction(repr(value))) if isinstance(value, float) and math.isfinite(value) else str(value)
+    if choices and text.strip() in choices:
+        return _LETTERS[choices.index(text.strip())]
+    gold = _NORMALIZERS[answer_kind](text)
+    if gold is None:
+        raise TaskError(f"{place}: field {field!r}: {value!r} {_NOT_AN_ANSWER[answer_kind]}")
+    if choices and _LETTERS.index(gold) >= len(choices):
+        raise TaskError(
+            f"{place}: field {field!r}: {value!r} is not one of the {len(choices)} choices "
+            f"(A-{_LETTERS[len(choices) - 1]}) or the text of one"
+        )
+    return gold
+
+
+def _check_unique_ids(checked: Mapping[str | None, list[tuple[Place, Row, Row]]], id_field: str | None) -> None:
+    first: dict[str, Place] = {}
+    for place, _, fields in (item for rows in checked.values() for item in rows):
+        key = fields["id"]
+        if key in first:
+            raise TaskError(f"{place}: field {id_field!r}: id {key!r} is already the id of {first[key]}")
+        first[key] = place
+
+
+def _split(
+    checked: Mapping[str | None, list[tuple[Place, Row, Row]]],
+    split_field: str | None,
+    seeded_split: SeededSplit | None,
+    name: str,
+) -> dict[str, list[Row]]:
+    """The rows' Example fields per split: as given, by the split field, cut by the seeded split, or all "test"."""
+    if None not in checked:
+        return {part: [fields for _, _, fields in rows] for part, rows in checked.items()}
+    rows = checked[None]
+    if split_field is not None:
+        by_split: dict[str, list[Row]] = {}
+        for place, row, fields in rows:
+            by_split.setdefault(str(_field(place, row, split_field)).strip(), []).append(fields)
+        return by_split
+    if seeded_split is None:
+        return {"test": [fields for _, _, fields in rows]}
+    cuts = seeded_split.cut([fields for _, _, fields in rows])
+    empty = [split for split, cut in cuts.items() if not cut]
+    if empty:
+        raise TaskError(f"{name}: {len(rows)} rows leave split {empty[0]!r} of {seeded_split} empty; give more rows")
+    return cuts
+
+
 _BUILDERS: dict[str, Callable[..., Task]] = {
     "arc_challenge": _arc_challenge,
     "arithmetic": _arithmetic,
@@ -648,3 +978,50 @@ def get_task(name: str, **options: str | None) -> Task:
     if unknown:
         raise TaskError(f"{name}: unknown option(s) {', '.join(unknown)}; it accepts: {', '.join(accepted) or 'none'}")
     return builder(**given)
+
+
+_PYTHON_FILE = re.compile(r"(?P<path>.+\.py)(?::(?P<attribute>\w+))?")
+
+
+def resolve_task(spec: str | Path, **file_options: Any) -> Task:
+    """The task a ``--task`` string names: a built-in task (``gsm8k``, or ``mmlu:anatomy`` with its option),
+    a data file (``.jsonl``, ``.csv``, ``.parquet``) read by `Task.from_file` with `file_options`
+    (``answer_kind=`` is required), or the `Task` a Python file defines (``my_task.py:task``; ``my_task.py``
+    alone means its ``task``). Options set to None are ignored, so a CLI can pass all of them.
+
+    >>> resolve_task("gsm8k").name, resolve_task("mmlu:anatomy").name
+    ('gsm8k', 'mmlu:anatomy')
+    >>> resolve_task("nowhere.jsonl", answer_kind="number")
+    Traceback (most recent call last):
+    madspy.core.errors.TaskError: nowhere.jsonl: no such file
+    """
+    spec = str(spec)
+    options = {key: value for key, value in file_options.items() if value is not None}
+    if is_data_file(spec):
+        if "answer_kind" not in options:
+            raise TaskError(f"{spec}: a data file needs an answer kind: one of {', '.join(USER_ANSWER_KINDS)}")
+        return Task.from_file(spec, **options)
+    if options:
+        raise TaskError(f"{spec}: {', '.join(options)}: only for a data file ({', '.join(FILE_TYPES)})")
+    python_file = _PYTHON_FILE.fullmatch(spec)
+    if python_file:
+        path, attribute = Path(python_file["path"]), python_file["attribute"] or "task"
+        task = python_object(path, attribute)
+        if not isinstance(task, Task):
+            raise TaskError(f"{path}: {attribute} is a {type(task).__name__}, not a madspy.Task")
+        return task
+    return _builtin(spec)
+
+
+def _builtin(spec: str) -> Task:
+    """A built-in task by name, or by ``name:option`` as its `Task.name` spells it (``bbh:navigate``)."""
+    name, _, option = spec.partition(":")
+    if name not in _BUILDERS:
+        raise TaskError(
+            f"unknown task {spec!r}: give a task name ({', '.join(list_tasks())}), a data file "
+            f"({', '.join(FILE_TYPES)}) or a Python file's task (my_task.py:task)"
+        )
+    accepted = list(inspect.signature(_BUILDERS[name]).parameters)
+    if option and len(accepted) != 1:
+        raise TaskError(f"{name} takes no option (got {spec!r})")
+    return get_task(name, **({accepted[0]: option} if option else {}))

@@ -11,6 +11,8 @@ Example (the names; see the README for runs)::
     result.answer, result.confidence, result.status, result.stop_reason, result.usage
     madspy.save(debate, "compiled/mine.json"); madspy.load("compiled/mine.json")
     madspy.evaluate(["plain", "cot", "debate"], "gsm8k", "openai/gpt-4o-mini", out="runs/g", n=50)
+    mine = madspy.Task.from_file("mine.jsonl", answer_kind="number", question_field="q", answer_field="a")
+    madspy.evaluate(["cot", "debate"], mine, "openai/gpt-4o-mini", out="runs/mine")   # your own questions
     madspy.redecide("runs/g")      # the same debates decided by majority, confidence, ... (no LM call)
     madspy.compile_program("arithmetic", "local/smollm2-135m", "bootstrap", train=8, dev=8, out="compiled/a.json")
     madspy.ab("compiled/a.json", "handwritten", "arithmetic", "local/smollm2-135m", out="runs/ab")
@@ -47,6 +49,8 @@ _PUBLIC = {
     "as_dict": "madspy.programs.debate",
     "load": "madspy.programs.artifact:load_program",
     "save": "madspy.programs.artifact:save_program",
+    "Task": "madspy.data",
+    "SeededSplit": "madspy.data",
     "evaluate": "madspy.evaluation",
     "compare": "madspy.comparison",
     "EvalRow": "madspy.rows",

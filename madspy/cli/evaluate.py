@@ -27,6 +27,8 @@ from madspy.cli.options import duration
 if TYPE_CHECKING:
     import pandas as pd
 
+    from madspy.data import Task
+
 DEFAULT_PROGRAMS = "cot,sc,du-mad,debate"
 EVAL_EXAMPLES = """examples:
   madspy eval --task arithmetic --model local/smollm2-135m --n 20
@@ -39,8 +41,25 @@ rerun the same command to resume; rows already in OUT/rows.jsonl are skipped.
 
 
 def add_task_options(p: argparse.ArgumentParser) -> None:
-    """--task, --n, --seed, --data-dir and --concurrency: the options of every command that evaluates."""
-    p.add_argument("--task", required=True, help="task name (madspy.data.list_tasks())")
+    """--task (and how a data file's fields map), --n, --seed, --data-dir and --concurrency: the options of
+    every command that evaluates. `task_from_args` turns them into a task."""
+    p.add_argument(
+        "--task",
+        required=True,
+        help="a task name (madspy.data.list_tasks()), a data file (.jsonl, .csv, .parquet; with --answer-kind) "
+        "or the madspy.Task a Python file defines (my_task.py:task)",
+    )
+    p.add_argument(
+        "--answer-kind",
+        metavar="KIND",
+        help="how a data file's answers are read and compared: number, choice, yesno or text (needed for a data file)",
+    )
+    p.add_argument("--question-field", metavar="FIELD", help="a data file's question field (default question)")
+    p.add_argument("--answer-field", metavar="FIELD", help="a data file's answer field (default answer)")
+    p.add_argument(
+        "--choices-field", metavar="FIELD", help="a data file's field of options (a list), written as A) ... lines"
+    )
+    p.add_argument("--id-field", metavar="FIELD", help="a data file's field of unique ids (default: row-<i>)")
     p.add_argument("--n", type=int, default=100, help="questions sampled (default 100)")
     p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
     p.add_argument("--data-dir", type=Path, help="folder laid out as <data_dir>/<task>/<file>")
@@ -48,6 +67,20 @@ def add_task_options(p: argparse.ArgumentParser) -> None:
         "--concurrency",
         type=int,
         help="questions in flight at once (default 8; 1 for a local/ model, whose calls queue anyway)",
+    )
+
+
+def task_from_args(args: argparse.Namespace) -> Task:
+    """The task ``--task`` names, with a data file's fields as the ``--*-field`` options map them."""
+    from madspy.data import resolve_task
+
+    return resolve_task(
+        args.task,
+        answer_kind=args.answer_kind,
+        question_field=args.question_field,
+        answer_field=args.answer_field,
+        choices_field=args.choices_field,
+        id_field=args.id_field,
     )
 
 
@@ -316,7 +349,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     programs = [p.strip() for p in args.programs.split(",") if p.strip()]
     ev = evaluate(
         programs,
-        args.task,
+        task_from_args(args),
         args.model,
         out=args.out or default_out(args),
         n=args.n,
