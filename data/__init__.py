@@ -34,6 +34,7 @@ from madspy.data.tasks import (
     TaskError,
     get_task,
     list_tasks,
+    recorded_task,
     resolve_task,
 )
 
@@ -62,5 +63,6 @@ __all__ = [
     "normalize_text",
     "normalize_translation",
     "normalize_yesno",
+    "recorded_task",
     "resolve_task",
 ]

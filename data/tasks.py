@@ -14,6 +14,7 @@ environment variable, else the Hugging Face Hub. A data dir is laid out as
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import json
@@ -266,6 +267,9 @@ class Task:
     task_kind: TaskKind = "reasoning"
     whole_number_answers: bool = False
     seeded_split: SeededSplit | None = None
+    # How `resolve_task` rebuilds a task it read from a file ({"task": spec, **file options}): what an eval folder's
+    # settings and a compiled program's manifest record, so the task can be read again from them; None otherwise.
+    recipe: Mapping[str, Any] | None = None
 
     @classmethod
     def from_file(
@@ -1000,7 +1004,7 @@ def resolve_task(spec: str | Path, **file_options: Any) -> Task:
     if is_data_file(spec):
         if "answer_kind" not in options:
             raise TaskError(f"{spec}: a data file needs an answer kind: one of {', '.join(USER_ANSWER_KINDS)}")
-        return Task.from_file(spec, **options)
+        return dataclasses.replace(Task.from_file(spec, **options), recipe={"task": spec, **options})
     if options:
         raise TaskError(f"{spec}: {', '.join(options)}: only for a data file ({', '.join(FILE_TYPES)})")
     python_file = _PYTHON_FILE.fullmatch(spec)
@@ -1009,8 +1013,19 @@ def resolve_task(spec: str | Path, **file_options: Any) -> Task:
         task = python_object(path, attribute)
         if not isinstance(task, Task):
             raise TaskError(f"{path}: {attribute} is a {type(task).__name__}, not a madspy.Task")
-        return task
+        return dataclasses.replace(task, recipe={"task": spec})
     return _builtin(spec)
+
+
+def recorded_task(record: Mapping[str, Any]) -> Task:
+    """The task an eval folder's settings or a program's manifest names: rebuilt from its ``task_recipe`` (a task
+    read from a file), else by its name.
+
+    >>> recorded_task({"task": "mmlu:anatomy"}).name
+    'mmlu:anatomy'
+    """
+    recipe = record.get("task_recipe")
+    return resolve_task(**recipe) if recipe else resolve_task(record["task"])
 
 
 def _builtin(spec: str) -> Task:

@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from madspy.comparison import Comparison, compare
+from madspy.data import Task
 from madspy.evaluation import EvalError, evaluate, is_program_file
 from madspy.programs import Debate
 from madspy.programs.artifact import load_program, save_program
@@ -66,7 +67,7 @@ class ABResult:
 def ab(
     a: str,
     b: str,
-    task: str,
+    task: str | Task,
     model: str,
     *,
     out: str | Path,
@@ -100,5 +101,6 @@ def ab(
     )
     rows = [r for r in ev.rows if r.program in specs]
     comparison = compare(rows, *specs)
-    report = write_eval_report(out, specs, comparison, title=f"A/B on {task} with {model}: {specs[0]} vs {specs[1]}")
+    name = task if isinstance(task, str) else task.name
+    report = write_eval_report(out, specs, comparison, title=f"A/B on {name} with {model}: {specs[0]} vs {specs[1]}")
     return ABResult(comparison, summarize(rows, order=specs), report)

@@ -45,7 +45,7 @@ from pydantic import ValidationError
 from madspy.core.errors import ConfigError, EvalError, InputError
 from madspy.core.models import one_call_at_a_time
 from madspy.core.progress import progress_display
-from madspy.data import CORRECT_AT, Task, get_task
+from madspy.data import CORRECT_AT, Task, get_task, recorded_task
 from madspy.data.tasks import LoadReport
 from madspy.optimizers.traces import debate_trace
 from madspy.programs.artifact import content_digest, load_program
@@ -265,7 +265,7 @@ def program_as_recorded(folder: Path, settings: dict[str, Any], program: str) ->
     recorded = settings.get("programs", {}).get(program)
     if recorded is None:
         raise EvalError(f"{folder} holds no debates of {program!r}")
-    task = get_task(settings["task"])
+    task = recorded_task(settings)
     debate = build_program(program, task, settings["model"], max_tokens=settings.get("max_tokens"))
     if program_fingerprint(debate) != recorded:
         raise EvalError(
@@ -506,6 +506,7 @@ def evaluate(
         out,
         {
             "task": task.name,
+            **({"task_recipe": dict(task.recipe)} if task.recipe else {}),
             "split": split or task.default_split,
             "n": n,
             "seed": seed,

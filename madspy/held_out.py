@@ -25,6 +25,7 @@ from typing import Any
 
 from madspy.comparison import Comparison
 from madspy.core.errors import EvalError
+from madspy.data import recorded_task
 from madspy.evaluation import (
     build_program,
     eval_folder,
@@ -34,7 +35,6 @@ from madspy.evaluation import (
     program_fingerprint,
     read_settings,
 )
-from madspy.pairs import task_named
 from madspy.programs.artifact import amend_manifest, load_program
 from madspy.role_datasets import role_data_source
 from madspy.role_scores import SUMMARY_FILE
@@ -146,7 +146,7 @@ def record_role_comparison(folder: str | Path, program: str) -> dict[str, Any]:
     if program not in others:
         raise EvalError(f"{folder} holds no A/B of {program!r} against another program (its first is {first!r})")
     recorded = settings["programs"].get(program)
-    now = program_fingerprint(build_program(program, task_named(settings["task"]), settings["model"]))
+    now = program_fingerprint(build_program(program, recorded_task(settings), settings["model"]))
     if recorded != now:
         why = "its rows predate role-eval's fingerprints" if recorded is None else "it has changed since"
         raise EvalError(f"cannot record {folder} in {program}: {why}; run the role A/B again into a new folder")

@@ -19,22 +19,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from madspy.data import Task, get_task
+from madspy.data import Task, recorded_task
 from madspy.evaluation import eval_settings, load_rows
 from madspy.programs.steps import with_free_text
 from madspy.programs.transcript import Call, Transcript
-
-OPTION_OF = {"mmlu": "subject", "bbh": "subtask", "wmt22": "pair"}  # how Task.name spells its option
-
-
-def task_named(name: str) -> Task:
-    """The task a ``Task.name`` such as ``bbh:navigate`` stands for.
-
-    >>> task_named("mmlu:anatomy").name
-    'mmlu:anatomy'
-    """
-    base, _, option = name.partition(":")
-    return get_task(base, **({OPTION_OF.get(base, "option"): option} if option else {}))
 
 
 def completion(output: dict[str, Any]) -> str:
@@ -86,7 +74,7 @@ def transcript_pairs(t: Transcript, is_correct: Callable[[str], bool]) -> list[d
 
 def eval_folder_task(eval_dir: Path) -> Task:
     """The task an eval folder was run on (from its settings); refuses a folder that is not one."""
-    return task_named(eval_settings(eval_dir)["task"])
+    return recorded_task(eval_settings(eval_dir))
 
 
 def export_pairs(eval_dir: str | Path, out: str | Path) -> int:

@@ -25,6 +25,7 @@ import pandas as pd
 
 from madspy.comparison import Comparison, compare
 from madspy.core.errors import PortError
+from madspy.data import Task
 from madspy.evaluation import evaluate
 from madspy.programs.artifact import load_program, save_program
 from madspy.programs.config import DebateConfig
@@ -65,7 +66,7 @@ def port_changes(config: DebateConfig, to: str, all_roles: bool = False) -> dict
 def port(
     program: str | Path,
     to: str,
-    task: str,
+    task: str | Task,
     *,
     out: str | Path,
     n: int = 100,
@@ -109,7 +110,7 @@ def port(
 def _recompile(
     manifest: dict[str, Any],
     config: DebateConfig,
-    task: str,
+    task: str | Task,
     to: str,
     out: Path,
     data_dir: str | Path | None,

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from madspy.data import get_task
+from madspy.data import recorded_task
 from madspy.evaluation import EvalError, eval_settings, load_rows
 from madspy.optimizers.metrics import accuracy, brier
 from madspy.programs.config import DebateConfig
@@ -127,7 +127,7 @@ def redecide(
     without it a missing transcript is an error.
     """
     folder = Path(folder)
-    task = get_task(eval_settings(folder)["task"])
+    task = recorded_task(eval_settings(folder))
     rows = load_rows(folder)
     rows = [r for r in (paired_rows(rows) if paired else rows) if r.program == program]
     if not rows:

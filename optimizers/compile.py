@@ -358,6 +358,7 @@ def compile(
     wall_s = round(time.perf_counter() - started, 1)
     manifest = {
         "task": task.name,
+        **({"task_recipe": dict(task.recipe)} if task.recipe else {}),
         "model": config.model,
         "optimizer": {
             "name": optimizer,

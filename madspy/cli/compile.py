@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any, get_args
 
+from madspy.cli.evaluate import add_task_source, task_from_args
+
 COMPILE_EXAMPLES = """examples:
   madspy compile --task arithmetic --model local/smollm2-135m --optimizer bootstrap --train 8 --dev 8 \\
       --agents 2 --rounds 2 --protocol majority --out compiled/arithmetic-smollm2.json
@@ -33,11 +35,10 @@ LM replies are cached: rerun the same command to resume a stopped compile cheapl
 
 
 def _add_debate_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--task", required=True, help="task name (madspy.data.list_tasks())")
+    add_task_source(p)
     p.add_argument("--model", required=True, help="LiteLLM model string of every role")
     p.add_argument("--api-base", help="URL of the server behind --model (vLLM, Ollama, llama.cpp's server)")
     p.add_argument("--seed", type=int, default=0, help="seed of the train/dev draw and the optimizer (default 0)")
-    p.add_argument("--data-dir", type=Path, help="folder laid out as <data_dir>/<task>/<file>")
     p.add_argument("--max-tokens", type=int, help="completion tokens per call (default: the preset's)")
     p.add_argument(
         "--set",
@@ -161,7 +162,7 @@ def add_role_eval(sub: argparse._SubParsersAction) -> None:
     p.add_argument("role_data", type=Path, help="folder of role datasets (madspy roles), e.g. from held-out questions")
     p.add_argument("--role", required=True, help="the role to score: critic, resolver, proposer, ...")
     p.add_argument("--programs", required=True, help="comma-separated presets and/or program files; the first is A")
-    p.add_argument("--task", required=True, help="the task the questions come from (how answers score)")
+    add_task_source(p)  # how answers score
     p.add_argument("--model", required=True, help="LiteLLM model string every program uses")
     p.add_argument("--api-base", help="URL of the server behind --model")
     p.add_argument("--limit", type=int, help="score only the first N examples")
@@ -179,7 +180,6 @@ def cmd_role_eval(args: argparse.Namespace) -> int:
     from madspy.evaluation import is_program_file
     from madspy.held_out import record_role_comparison, role_data_split
     from madspy.optimizers.role_compile import roles_named
-    from madspy.pairs import task_named
     from madspy.role_scores import score_role
 
     (role,) = roles_named([args.role])
@@ -193,7 +193,7 @@ def cmd_role_eval(args: argparse.Namespace) -> int:
         args.role_data,
         role,
         programs,
-        task_named(args.task),
+        task_from_args(args),
         args.model,
         out=args.out,
         limit=args.limit,
@@ -258,10 +258,10 @@ def _config_changes(args: argparse.Namespace) -> dict[str, Any]:
 def cmd_compile(args: argparse.Namespace) -> int:
     from madspy.optimizers.compile import CompileError, base_config, compile_program, plan_compile, save_handwritten
     from madspy.optimizers.composite import Weights
-    from madspy.pairs import task_named
     from madspy.programs.config import set_changes
 
-    kind = task_named(args.task).task_kind
+    task = task_from_args(args)
+    kind = task.task_kind
     config = base_config(args.model, args.preset, kind=kind, **_config_changes(args))
     if args.roles_from and not (args.handwritten and args.roles):
         raise CompileError("--roles-from goes with --handwritten and --roles (the roles to take from the file)")
@@ -269,7 +269,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
         if args.roles and not args.roles_from:
             raise CompileError("--handwritten with --roles needs --roles-from (the program file to take them from)")
         roles_from = (args.roles_from, _role_names(args.roles)) if args.roles_from else None
-        save_handwritten(args.task, args.model, args.out, config=config, roles_from=roles_from)
+        save_handwritten(task, args.model, args.out, config=config, roles_from=roles_from)
         print(f"wrote {args.out}", file=sys.stderr)
         return 0
     if args.optimizer is None:
@@ -285,7 +285,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
         if not args.yes and sys.stdin.isatty() and input("run it? [y/N] ").strip().lower() not in ("y", "yes"):
             return 1
     result = compile_program(
-        args.task,
+        task,
         args.model,
         args.optimizer,
         train=args.train,
@@ -316,7 +316,7 @@ def _compile_roles(args: argparse.Namespace, config: Any, weights: Any, settings
     if not (args.roles and args.role_data):
         raise CompileError("--roles and --role-data go together (build the data with madspy roles)")
     result = compile_program_roles(
-        args.task,
+        task_from_args(args),
         args.model,
         args.optimizer,
         args.role_data,
@@ -347,7 +347,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
     fixed = set_changes(args.set, {k: getattr(args, k) for k in ("max_tokens", "api_base") if getattr(args, k)})
     result = search(
-        args.task,
+        task_from_args(args),
         args.model,
         trials=args.trials,
         storage=args.storage,

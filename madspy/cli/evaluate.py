@@ -41,8 +41,20 @@ rerun the same command to resume; rows already in OUT/rows.jsonl are skipped.
 
 
 def add_task_options(p: argparse.ArgumentParser) -> None:
-    """--task (and how a data file's fields map), --n, --seed, --data-dir and --concurrency: the options of
-    every command that evaluates. `task_from_args` turns them into a task."""
+    """The task (``add_task_source``), --n, --seed and --concurrency: the options of every command that evaluates."""
+    add_task_source(p)
+    p.add_argument("--n", type=int, default=100, help="questions sampled (default 100)")
+    p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
+    p.add_argument(
+        "--concurrency",
+        type=int,
+        help="questions in flight at once (default 8; 1 for a local/ model, whose calls queue anyway)",
+    )
+
+
+def add_task_source(p: argparse.ArgumentParser) -> None:
+    """--task, how a data file's fields map, and --data-dir: where the questions come from, for every command that
+    reads a task. `task_from_args` turns them into a task."""
     p.add_argument(
         "--task",
         required=True,
@@ -60,13 +72,11 @@ def add_task_options(p: argparse.ArgumentParser) -> None:
         "--choices-field", metavar="FIELD", help="a data file's field of options (a list), written as A) ... lines"
     )
     p.add_argument("--id-field", metavar="FIELD", help="a data file's field of unique ids (default: row-<i>)")
-    p.add_argument("--n", type=int, default=100, help="questions sampled (default 100)")
-    p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
-    p.add_argument("--data-dir", type=Path, help="folder laid out as <data_dir>/<task>/<file>")
     p.add_argument(
-        "--concurrency",
-        type=int,
-        help="questions in flight at once (default 8; 1 for a local/ model, whose calls queue anyway)",
+        "--split-field", metavar="FIELD", help="a data file's field naming each row's split (train, dev, test...)"
+    )
+    p.add_argument(
+        "--data-dir", type=Path, help="a built-in task's data: a folder laid out as <data_dir>/<task>/<file>"
     )
 
 
@@ -81,6 +91,7 @@ def task_from_args(args: argparse.Namespace) -> Task:
         answer_field=args.answer_field,
         choices_field=args.choices_field,
         id_field=args.id_field,
+        split_field=args.split_field,
     )
 
 
@@ -305,16 +316,16 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=cmd_bench)
 
 
-def default_out(args: argparse.Namespace) -> Path:
-    """``runs/<task>[-<split>]-<model>-n<N>-seed<S>[-mt<max tokens>]``, the model named by its last part.
+def default_out(args: argparse.Namespace, task: str) -> Path:
+    """``runs/<task>[-<split>]-<model>-n<N>-seed<S>[-mt<max tokens>]``, the task and the model by their names.
 
-    >>> default_out(argparse.Namespace(task="gsm8k", split=None, model="local//models/qwen-1.5b.gguf", n=50,
-    ...                                seed=0, max_tokens=None))
+    >>> default_out(argparse.Namespace(split=None, model="local//models/qwen-1.5b.gguf", n=50, seed=0,
+    ...                                max_tokens=None), "gsm8k")
     PosixPath('runs/gsm8k-qwen-1.5b-n50-seed0')
     """
-    model = re.sub(r"[^\w.-]+", "_", args.model.rstrip("/").rsplit("/", 1)[-1].removesuffix(".gguf"))
-    parts = [args.task, args.split, model, f"n{args.n}", f"seed{args.seed}", args.max_tokens and f"mt{args.max_tokens}"]
-    return Path("runs", "-".join(str(part) for part in parts if part))
+    model = args.model.rstrip("/").rsplit("/", 1)[-1].removesuffix(".gguf")
+    parts = [task, args.split, model, f"n{args.n}", f"seed{args.seed}", args.max_tokens and f"mt{args.max_tokens}"]
+    return Path("runs", "-".join(re.sub(r"[^\w.-]+", "_", str(part)) for part in parts if part))
 
 
 def _print_table(summary: pd.DataFrame, title: str, row_label: str | None = None) -> None:
@@ -347,11 +358,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from madspy.summary import write_tables
 
     programs = [p.strip() for p in args.programs.split(",") if p.strip()]
+    task = task_from_args(args)
     ev = evaluate(
         programs,
-        task_from_args(args),
+        task,
         args.model,
-        out=args.out or default_out(args),
+        out=args.out or default_out(args, task.name),
         n=args.n,
         seed=args.seed,
         split=args.split,
@@ -370,11 +382,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if ev.left:
         err.print(f"--stop-after reached: {ev.left} rows left to run; rerun the same command to resume")
     if ev.skipped:
-        err.print(f"{args.task}: skipped {ev.skipped} rows whose gold answer did not parse")
+        err.print(f"{task.name}: skipped {ev.skipped} rows whose gold answer did not parse")
     if ev.matched_k is not None:
         err.print(f"token-matched self-consistency: sc-matched:{ev.matched_k}")
     err.print(f"questions from {ev.source}")
-    _print_table(ev.summary, f"{args.task} | {args.model.rsplit('/', 1)[-1]}")
+    _print_table(ev.summary, f"{task.name} | {args.model.rsplit('/', 1)[-1]}")
     paths = write_tables(ev.out, summary=ev.summary, cost=ev.cost)
     err.print(f"rows: {ev.out / 'rows.jsonl'}  tables: {', '.join(str(p) for p in paths)}")
     return 0

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from madspy.cli.evaluate import add_task_options
+from madspy.cli.evaluate import add_task_options, task_from_args
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -162,10 +162,11 @@ def _comparison_table(title: str, summary: pd.DataFrame, c: Comparison) -> None:
 def cmd_ab(args: argparse.Namespace) -> int:
     from madspy.ab import ab
 
+    task = task_from_args(args)
     result = ab(
         args.a,
         args.b,
-        args.task,
+        task,
         args.model,
         out=args.out,
         n=args.n,
@@ -174,7 +175,7 @@ def cmd_ab(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
         progress=True,
     )
-    _comparison_table(f"A/B on {args.task}", result.summary, result.comparison)
+    _comparison_table(f"A/B on {task.name}", result.summary, result.comparison)
     print(f"report: {result.report}")
     return 0
 
@@ -198,10 +199,11 @@ def add_port(sub: argparse._SubParsersAction) -> None:
 def cmd_port(args: argparse.Namespace) -> int:
     from madspy.port import port
 
+    task = task_from_args(args)
     r = port(
         args.program,
         args.to,
-        args.task,
+        task,
         out=args.out,
         n=args.n,
         seed=args.seed,
@@ -212,7 +214,7 @@ def cmd_port(args: argparse.Namespace) -> int:
         progress=True,
         api_base=args.api_base,
     )
-    _comparison_table(f"port {r.source_model} -> {r.target_model} on {args.task}", r.summary, r.comparison)
+    _comparison_table(f"port {r.source_model} -> {r.target_model} on {task.name}", r.summary, r.comparison)
     print(
         f"transfer gap (target - source accuracy): {r.gap:+.3f}; tokens {r.comparison.tokens_b:.0f} -> "
         f"{r.comparison.tokens_a:.0f} per question"
