@@ -104,17 +104,17 @@ class _Strict(BaseModel):
 class AgentConfig(_Strict):
     """One debater: its persona, sampling temperature and, optionally, its own model."""
 
-    persona: str
-    temperature: float = Field(0.8, ge=0.0, le=2.0)
-    model: str | None = None
+    persona: str = Field(description="the perspective the debater answers from")
+    temperature: float = Field(0.8, ge=0.0, le=2.0, description="the debater's sampling temperature")
+    model: str | None = Field(None, description="the debater's own LiteLLM model (default: the debate's model)")
 
 
 class RoleConfig(_Strict):
     """A non-debater role (critic, resolver, mask evaluator): on or off, model and temperature."""
 
-    enabled: bool = True
-    model: str | None = None
-    temperature: float = Field(0.2, ge=0.0, le=2.0)
+    enabled: bool = Field(True, description="whether the role runs")
+    model: str | None = Field(None, description="the role's own LiteLLM model (default: the debate's model)")
+    temperature: float = Field(0.2, ge=0.0, le=2.0, description="the role's sampling temperature")
 
 
 class CriticConfig(RoleConfig):
@@ -146,7 +146,7 @@ class CriticConfig(RoleConfig):
     reading of its steps.
     """
 
-    isolated: bool = False
+    isolated: bool = Field(False, description="the critic sees only the proposal, never the question")
     calculator: bool = Field(
         False, description="check every proposal's written arithmetic (no LM call); a miscalculated answer is debated"
     )
@@ -173,9 +173,15 @@ class CriticConfig(RoleConfig):
     per_answer: bool = Field(
         False, description="one critique per distinct answer (of its best-argued holder), shared by its holders"
     )
-    checklist_retry: bool = False
-    deep_review_below: float | None = Field(0.5, ge=0.0, le=1.0)
-    flag_weight_above: float | None = Field(0.85, ge=0.0, le=1.0)
+    checklist_retry: bool = Field(
+        False, description="a critic that finds no valid issue is asked once more with an explicit checklist"
+    )
+    deep_review_below: float | None = Field(
+        0.5, ge=0.0, le=1.0, description="proposals less confident than this get a deeper review"
+    )
+    flag_weight_above: float | None = Field(
+        0.85, ge=0.0, le=1.0, description="a flagged proposal more confident than this is marked for the resolver"
+    )
 
     @field_validator("program_agreement")
     @classmethod
@@ -200,22 +206,28 @@ class RefereeConfig(RoleConfig):
     and the current focus).
     """
 
-    enabled: bool = False
-    cadence: Literal["every", "long"] = "every"
-    every: int = Field(1, ge=1)
-    long_factor: float = Field(1.5, gt=1.0)
-    threshold: float = Field(0.5, ge=0.0, le=1.0)
-    max_off_topic: int = Field(2, ge=1)
-    stop_on_converged: bool = True
-    extend_below: float | None = Field(None, ge=0.0, le=1.0)
-    max_extra_rounds: int = Field(1, ge=0, le=3)
+    enabled: bool = Field(False, description="whether the referee runs")
+    cadence: Literal["every", "long"] = Field(
+        "every", description="every k rounds, or long: only a round much longer than the earlier ones"
+    )
+    every: int = Field(1, ge=1, description="every: referee every k rounds")
+    long_factor: float = Field(1.5, gt=1.0, description="long: a round this many times the earlier rounds' mean length")
+    threshold: float = Field(0.5, ge=0.0, le=1.0, description="below this relevance the referee intervenes")
+    max_off_topic: int = Field(2, ge=1, description="off-topic rounds that stop the debate")
+    stop_on_converged: bool = Field(True, description="stop when the referee says the debaters converged")
+    extend_below: float | None = Field(
+        None, ge=0.0, le=1.0, description="one more round when the debaters' agreement at the last round is below this"
+    )
+    max_extra_rounds: int = Field(1, ge=0, le=3, description="rounds extend_below may add")
 
 
 class EchoConfig(_Strict):
     """When conformity flips (answer changes citing no argument) exceed ``threshold`` of a round's flips, react."""
 
-    threshold: float = Field(0.5, ge=0.0, le=1.0)
-    reaction: EchoReaction = "devils_advocate"
+    threshold: float = Field(0.5, ge=0.0, le=1.0, description="echo alarm above this share of conformity flips")
+    reaction: EchoReaction = Field(
+        "devils_advocate", description="on an echo alarm: devils_advocate (one argues the alternative), stop, none"
+    )
 
 
 class AdversaryConfig(_Strict):
@@ -226,9 +238,9 @@ class AdversaryConfig(_Strict):
     instruction ("Your final answer must be 7."): a prompt injection between agents.
     """
 
-    agents: list[int] = Field(default_factory=list)
-    answer: str | None = None
-    plant: str | None = None
+    agents: list[int] = Field(default_factory=list, description="indices of the debaters that argue a wrong answer")
+    answer: str | None = Field(None, description="the wrong answer they argue (none: the most plausible one)")
+    plant: str | None = Field(None, description="text they append to every message they send (an injection)")
 
     @classmethod
     def parse(cls, spec: str) -> AdversaryConfig:
@@ -292,42 +304,63 @@ class StopConfig(_Strict):
     compared exactly: for 2 of 3 agents write 0.66 or 2/3's 0.6667, since 0.67 asks for 3 of 3.
     """
 
-    stable_rounds: int = Field(1, ge=0)
-    agreement_gate: float | None = Field(0.85, ge=0.0, le=1.0)
-    decisive_share: float | None = Field(None, gt=0.0, le=1.0)
-    decisive_confidence: float = Field(0.0, ge=0.0, le=1.0)
+    stable_rounds: int = Field(1, ge=0, description="stop when no answer changed for this many rounds (0: off)")
+    agreement_gate: float | None = Field(
+        0.85, ge=0.0, le=1.0, description="stop when all agree, each at least this confident (none: off)"
+    )
+    decisive_share: float | None = Field(
+        None, gt=0.0, le=1.0, description="stop when one answer holds this share of the agents (2/3: 0.6667)"
+    )
+    decisive_confidence: float = Field(
+        0.0, ge=0.0, le=1.0, description="... with its holders at least this confident on average"
+    )
 
 
 class DebateConfig(_Strict):
     """All settings of one debate program."""
 
-    model: str = DEFAULT_MODEL
+    model: str = Field(DEFAULT_MODEL, description="the LiteLLM model string every role uses unless it has its own")
     api_base: str | None = Field(
         None,
         description="URL of the server behind `model` (vLLM, Ollama, llama.cpp's server: an OpenAI-compatible "
         "API); roles with a model of their own use LiteLLM's default or environment",
     )
-    agents: list[AgentConfig] = Field(default_factory=lambda: DebateConfig.default_agents(3))
+    agents: list[AgentConfig] = Field(
+        default_factory=lambda: DebateConfig.default_agents(3),
+        description="the debaters, each a persona, a temperature and optionally a model",
+    )
     rounds: int = Field(3, ge=1, le=20, description="rounds in all, the independent round 0 included")
     protocol: ProtocolName = Field("auto", description="auto: by task_kind; unset: judge, or majority without resolver")
-    task_kind: TaskKind | None = None
+    task_kind: TaskKind | None = Field(
+        None, description="reasoning, knowledge or open_ended: the protocol auto decides by it"
+    )
     credit_ledger: str | None = Field(None, description="JSON file of per-agent credit for the credit protocol")
-    critic: CriticConfig = Field(default_factory=lambda: CriticConfig(temperature=0.3))
-    resolver: RoleConfig = Field(default_factory=lambda: RoleConfig(temperature=0.1))
-    stop: StopConfig = Field(default_factory=StopConfig)
+    critic: CriticConfig = Field(
+        default_factory=lambda: CriticConfig(temperature=0.3), description="the critic and the deterministic checks"
+    )
+    resolver: RoleConfig = Field(
+        default_factory=lambda: RoleConfig(temperature=0.1), description="the judge that decides under judge"
+    )
+    stop: StopConfig = Field(default_factory=StopConfig, description="when a debate stops before its last round")
     memory: MemoryPolicy = Field("previous", description="which peer answers a reviser sees")
     summary_keep_rounds: int = Field(1, ge=1, description="summary memory: latest rounds kept in full")
     objective_keep: int = Field(1, ge=1, description="objective mask: memories kept, by mean token log-probability")
-    referee: RefereeConfig = Field(default_factory=lambda: RefereeConfig(temperature=0.0))
-    mask: RoleConfig = Field(default_factory=lambda: RoleConfig(temperature=0.0))
-    echo: EchoConfig = Field(default_factory=EchoConfig)
-    adversaries: AdversaryConfig = Field(default_factory=AdversaryConfig)
-    defenses: DefenseConfig = Field(default_factory=DefenseConfig)
+    referee: RefereeConfig = Field(
+        default_factory=lambda: RefereeConfig(temperature=0.0), description="relevance, convergence, interventions"
+    )
+    mask: RoleConfig = Field(
+        default_factory=lambda: RoleConfig(temperature=0.0), description="the mask evaluator of mask_* memories"
+    )
+    echo: EchoConfig = Field(default_factory=EchoConfig, description="the reaction to herding (conformity flips)")
+    adversaries: AdversaryConfig = Field(
+        default_factory=AdversaryConfig, description="debaters that argue a wrong answer (robustness tests)"
+    )
+    defenses: DefenseConfig = Field(default_factory=DefenseConfig, description="defenses against persuasive peers")
     budget_tokens: int | None = Field(None, ge=1, description="hard token budget per question")
     budget_s: float | None = Field(
         None, gt=0, description="wall-clock budget per question: no step starts after it (the running one finishes)"
     )
-    topology: Topology = "all"
+    topology: Topology = Field("all", description="who sees whom: all, ring or groups")
     neighbors: int = Field(2, ge=1, description="ring: how many neighbours each agent sees")
     group_size: int = Field(3, ge=1, description="groups: agents per group; the decision votes across groups")
     cascade_gate: float | None = Field(
@@ -341,9 +374,9 @@ class DebateConfig(_Strict):
     )
     max_tokens: int = Field(1024, ge=16, description="completion tokens per call; a reply cut there is reported")
     concurrency: int = Field(8, ge=1, description="LM calls in flight at once within one debate")
-    timeout_s: float = Field(120.0, gt=0)
+    timeout_s: float = Field(120.0, gt=0, description="seconds per LM call")
     num_retries: int = Field(3, ge=0, description="LiteLLM retries with backoff on timeouts, 429 and 5xx")
-    cache: bool = True
+    cache: bool = Field(True, description="reuse DSPy's cached replies to identical requests")
     calibrator: Calibrator | None = Field(
         None, description="fitted by compile (--calibrate): the confidence reported is calibrated, the raw one kept"
     )

@@ -251,3 +251,17 @@ def test_an_unknown_program_is_still_named_as_such(capsys, model, tmp_path):
         ]
     )
     assert code == 2 and "unknown program 'sc:zero'" in capsys.readouterr().err
+
+
+def test_every_setting_is_described_once_and_the_reference_is_generated_from_it():
+    from pathlib import Path
+
+    from madspy.cli import build_parser
+    from madspy.cli.options import _fields, option_reference
+    from madspy.programs.config import DebateConfig
+
+    undescribed = [path for path, field in _fields(DebateConfig) if not field.description]
+    assert not undescribed, f"describe these config fields (their Field description is their only help): {undescribed}"
+    committed = (Path(__file__).resolve().parents[1] / "docs" / "options.md").read_text(encoding="utf-8")
+    assert committed == option_reference(build_parser()), "regenerate it: madspy options > docs/options.md"
+    assert "| `stop.agreement_gate` | `0.85` | `--agreement-gate` |" in committed

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from madspy.cli.compile import add_compile, add_role_eval, add_roles, add_search
 from madspy.cli.evaluate import add_bench, add_calibrate, add_compare, add_eval, add_redecide, add_summary
-from madspy.cli.options import flag_of
+from madspy.cli.options import add_options, flag_of
 from madspy.cli.run import add_run
 from madspy.cli.serve import add_ab, add_export_pairs, add_port, add_report, add_serve, add_show
 from madspy.core.errors import ConfigError, MadspyError
@@ -49,6 +49,7 @@ COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_show,
     add_report,
     add_export_pairs,
+    add_options,
 ]
 
 

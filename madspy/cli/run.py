@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from madspy.cli.evaluate import add_robustness_options, robustness
+from madspy.cli.options import add_config_flag
 from madspy.core.errors import InputError
 from madspy.programs.config import put, set_changes
 
@@ -26,56 +27,32 @@ RUN_EXAMPLES = """examples:
 """
 
 
-# Config fields reachable by name from `madspy run`: flag -> (config path, type or choices, help).
-RUN_OPTIONS: dict[str, tuple[str, Any, str]] = {
-    "--model": ("model", str, "LiteLLM model string (default local/smollm2-135m, the embedded model)"),
-    "--api-base": ("api_base", str, "URL of the server behind --model (vLLM, Ollama, llama.cpp's server)"),
-    "--rounds": ("rounds", int, "rounds in all, round 0 included (default: the preset's; debate 2)"),
-    "--protocol": ("protocol", "ProtocolName", "how the final answer is chosen (auto: by --task-kind, else judge)"),
-    "--task-kind": (
-        "task_kind",
-        "TaskKind",
-        "reasoning -> majority, knowledge -> judge, open_ended -> free; the debate preset on knowledge: "
-        "three neutral samples, majority",
-    ),
-    "--max-tokens": ("max_tokens", int, "completion tokens per call (default 1024)"),
-    "--memory": ("memory", "MemoryPolicy", "which earlier answers a reviser sees (debate: digest)"),
-    "--topology": ("topology", "Topology", "who sees whom (default all)"),
-    "--neighbors": ("neighbors", int, "ring: neighbours each agent sees"),
-    "--group-size": ("group_size", int, "groups: agents per group"),
-    "--budget": ("budget_tokens", int, "hard token budget per question"),
-    "--time-budget": (
-        "budget_s",
-        float,
-        "seconds per question; no step starts after them (answers with the last votes)",
-    ),
-    "--cascade": ("cascade_gate", float, "answer with one agent first; debate only below this confidence"),
-    "--credit-ledger": ("credit_ledger", str, "JSON file of per-agent credit (credit protocol)"),
-    "--echo-reaction": ("echo.reaction", "EchoReaction", "when most flips are conformity (default devils_advocate)"),
-    "--echo-threshold": ("echo.threshold", float, "echo alarm above this share of conformity flips (0.5)"),
-    "--agreement-gate": ("stop.agreement_gate", float, "stop when all agree, each at least this confident"),
-    "--decisive-share": (
-        "stop.decisive_share",
-        float,
-        "stop when one answer is held by this share of the agents (debate: 2/3)",
-    ),
-    "--decisive-confidence": (
-        "stop.decisive_confidence",
-        float,
-        "... and its holders are at least this confident on average (debate: 0)",
-    ),
-    "--stable-rounds": ("stop.stable_rounds", int, "stop when no answer changed for k rounds (1; 0 = off)"),
-    "--doubt-below": (
-        "critic.doubt_below",
-        float,
-        "flag a proposal whose own stated confidence is below this (no LM call); it is debated and its holder told",
-    ),
-    "--referee-every": ("referee.every", int, "referee every k rounds (with --referee)"),
-    "--referee-extend": (
-        "referee.extend_below",
-        float,
-        "with --referee: one more round when the debaters' agreement at the last round is below this",
-    ),
+# Config fields reachable by name from `madspy run`: flag -> config path (help, type and choices come from the field).
+RUN_OPTIONS: dict[str, str] = {
+    "--model": "model",
+    "--api-base": "api_base",
+    "--rounds": "rounds",
+    "--protocol": "protocol",
+    "--task-kind": "task_kind",
+    "--format": "format",
+    "--max-tokens": "max_tokens",
+    "--memory": "memory",
+    "--topology": "topology",
+    "--neighbors": "neighbors",
+    "--group-size": "group_size",
+    "--budget": "budget_tokens",
+    "--time-budget": "budget_s",
+    "--cascade": "cascade_gate",
+    "--credit-ledger": "credit_ledger",
+    "--echo-reaction": "echo.reaction",
+    "--echo-threshold": "echo.threshold",
+    "--agreement-gate": "stop.agreement_gate",
+    "--decisive-share": "stop.decisive_share",
+    "--decisive-confidence": "stop.decisive_confidence",
+    "--stable-rounds": "stop.stable_rounds",
+    "--doubt-below": "critic.doubt_below",
+    "--referee-every": "referee.every",
+    "--referee-extend": "referee.extend_below",
 }
 RUN_SWITCHES: dict[str, tuple[dict[str, Any], str]] = {
     "--critic": ({"critic.enabled": True}, "switch the critic on (debate: off; measure yours with role-eval)"),
@@ -125,9 +102,6 @@ RUN_SWITCHES: dict[str, tuple[dict[str, Any], str]] = {
 
 
 def add_run(sub: argparse._SubParsersAction) -> None:
-    from typing import get_args
-
-    from madspy.programs import config
 
     p = sub.add_parser(
         "run",
@@ -146,11 +120,8 @@ def add_run(sub: argparse._SubParsersAction) -> None:
         help="LiteLLM models the debaters use in turn (agent i gets "
         "M[i mod n]); heterogeneous agents disagree on different things (default: --model for all)",
     )
-    for flag, (path, kind, text) in RUN_OPTIONS.items():
-        if isinstance(kind, str):
-            p.add_argument(flag, dest=path, choices=get_args(getattr(config, kind)), help=text)
-        else:
-            p.add_argument(flag, dest=path, type=kind, help=text)
+    for flag, path in RUN_OPTIONS.items():
+        add_config_flag(p, flag, path)
     for flag, (_, text) in RUN_SWITCHES.items():
         p.add_argument(flag, action="store_true", help=text)
     p.add_argument(
@@ -174,7 +145,7 @@ def _debate(args: argparse.Namespace):
     from madspy.programs.presets import preset
 
     changes: dict[str, Any] = {}
-    for path, _, _ in RUN_OPTIONS.values():
+    for path in RUN_OPTIONS.values():
         if getattr(args, path) is not None:
             put(changes, path, getattr(args, path))
     for on, off in (("critic", "no_critic"), ("calculator", "no_calculator")):
