@@ -41,6 +41,7 @@ _PUBLIC = {
     "AgentConfig": "madspy.programs",
     "Debate": "madspy.programs",
     "DebateConfig": "madspy.programs",
+    "preset": "madspy.programs.presets",
     "RoleConfig": "madspy.programs",
     "StopConfig": "madspy.programs",
     "Transcript": "madspy.programs",
