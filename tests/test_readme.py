@@ -106,7 +106,7 @@ def test_the_readme_python_runs_as_written(scripted, workdir):
         code = block.replace('"local/smollm2-135m"', repr(model)).replace('"openai/gpt-4o-mini"', repr(model))
         namespace: dict = {}
         exec(compile(code, "README.md", "exec"), namespace)
-    assert (workdir / "compiled/weekdays-py.json").is_file()
+    assert (workdir / "compiled/wd-py.json").is_file()
 
 
 def test_the_readme_is_at_most_about_200_lines():
