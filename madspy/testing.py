@@ -38,7 +38,7 @@ from litellm import CustomLLM
 from litellm.types.utils import ModelResponse, PromptTokensDetailsWrapper, Usage
 
 from madspy import signatures
-from madspy.programs.formats import PLAIN_SYSTEM
+from madspy.programs.formats import PLAIN_SYSTEM, TEXT_EVIDENCE, TEXT_REPLY
 from madspy.signatures import Role
 
 # Roles are recognised by the output fields their signature asks for.
@@ -109,6 +109,9 @@ def _turn(model: str, messages: list[dict[str, Any]], temperature: float | None)
     if system == PLAIN_SYSTEM:  # the plain format: a proposer asked the question alone
         outputs = list(signatures.Propose.output_fields)
         return Turn(model, Role.PROPOSER, {"question": user}, outputs, temperature, messages)
+    if TEXT_REPLY in system:  # the text format: an answering role, its inputs as paragraphs, the question last
+        role = Role.REVISER if TEXT_EVIDENCE in system else Role.PROPOSER
+        return Turn(model, role, _paragraph_inputs(user), list(signatures.Revise.output_fields), temperature, messages)
     outputs_part = system.split(_OUTPUTS_HEADER, 1)[1] if _OUTPUTS_HEADER in system else ""
     outputs_part = outputs_part.split("\n\n", 1)[0]
     outputs = _FIELD_NAME.findall(outputs_part)
@@ -116,10 +119,26 @@ def _turn(model: str, messages: list[dict[str, Any]], temperature: float | None)
     return Turn(model, ROLE_OF_OUTPUTS.get(frozenset(outputs)), inputs, outputs, temperature, messages)
 
 
-def _render(fields: dict[str, Any], as_json: bool, plain: bool = False) -> str:
-    """Format output fields the way the adapter in use expects them (plain: the reasoning, then the boxed answer)."""
-    if plain:
-        return f"{fields.get('reasoning') or ''}\n\nThe final answer is $\\boxed{{{fields.get('answer')}}}$.".strip()
+_PARAGRAPH = re.compile(r"^([A-Z][a-z ]+):\n(.*)$", re.DOTALL)
+
+
+def _paragraph_inputs(user: str) -> dict[str, str]:
+    """The inputs of a text-format request: ``Name:\nvalue`` paragraphs, then the question (the rest)."""
+    paragraphs, inputs = user.split("\n\n"), {}
+    while paragraphs and (field := _PARAGRAPH.match(paragraphs[0])):
+        inputs[field[1].lower().replace(" ", "_")] = field[2]
+        paragraphs.pop(0)
+    return inputs | {"question": "\n\n".join(paragraphs)}
+
+
+def _render(fields: dict[str, Any], as_json: bool, free_text: bool = False) -> str:
+    """Format output fields the way the adapter in use expects them (free text: the reasoning, the boxed answer,
+    then the confidence and evidence lines the text format reads)."""
+    if free_text:
+        lines = [f"{fields.get('reasoning') or ''}\n\nThe final answer is $\\boxed{{{fields.get('answer')}}}$.".strip()]
+        lines += [f"Confidence: {fields['confidence']}"] if fields.get("confidence") is not None else []
+        lines += [f"Evidence: {fields['evidence_ref']}"] if fields.get("evidence_ref") not in (None, "none") else []
+        return "\n".join(lines)
     if as_json:
         return json.dumps(fields)
     parts = [f"[[ ## {k} ## ]]\n{v if isinstance(v, str) else json.dumps(v)}" for k, v in fields.items()]
@@ -149,7 +168,8 @@ class ScriptedLLM(CustomLLM):
         finish_reason = "length" if isinstance(reply, Cut) else "stop"
         if isinstance(reply, Cut):
             reply = reply.text
-        text = reply if isinstance(reply, str) else _render(reply, as_json, plain=system == PLAIN_SYSTEM)
+        free_text = system == PLAIN_SYSTEM or TEXT_REPLY in system
+        text = reply if isinstance(reply, str) else _render(reply, as_json, free_text)
         prompt_chars = sum(len(str(m.get("content") or "")) for m in messages)
         # Like a provider with prefix caching: a prompt whose leading messages were sent before reuses them.
         cached = sum(len(str(m.get("content") or "")) for m in messages[:-1]) // 4 if seen else 0

@@ -6,6 +6,10 @@
   any other reply that does not parse is asked again once, showing the error (``programs.calls``).
 - ``json``: DSPy's ``JSONAdapter``; on a ``local/`` model the output schema becomes a llama.cpp grammar, so
   the reply is valid JSON (free-text fields unbounded, the answer one line: ``core.local.bounded``).
+- ``text``: free text both ways, as a model is trained to talk: the role's instructions as the system message,
+  the inputs as plain paragraphs (the question last), and a reply that reasons, boxes its answer and ends with
+  ``Confidence: x`` (and ``Evidence: ...`` for a reviser), read by a parser (``TextAdapter``). It serves the
+  answering roles; other roles (critic, judges) are spoken to in ``chat``.
 - ``plain``: what a user who asks the model directly gets: the model's own chat template, one system line
   (``PLAIN_SYSTEM``), the question alone, and the final answer read from the free text
   (``answers.final_answer_in``: the boxed value, else the last number). It serves agents that answer once
@@ -31,7 +35,7 @@ from dspy.utils.exceptions import AdapterParseError
 from madspy.core.models import portable_model
 from madspy.programs.answers import final_answer_in
 
-Format = Literal["auto", "chat", "json", "plain"]
+Format = Literal["auto", "chat", "json", "text", "plain"]
 PLAIN_SYSTEM = "Please reason step by step, and put your final answer within \\boxed{}."
 # The format each model answered best in, measured on train questions (bench/RESULTS.md, "Output format ...").
 # SmolLM2-135M answers nothing right in any format; JSON under a grammar is the one that always parses, and fast.
@@ -103,6 +107,103 @@ class ReasoningFirstChatAdapter(dspy.ChatAdapter):
             return {name: read.get(name) for name in signature.output_fields}
 
 
+TEXT_FIELDS = ("reasoning", "answer", "confidence", "evidence_ref")  # the outputs the text format reads from free text
+_CONFIDENCE = re.compile(r"^\W*confidence\W*[:=]\W*(\d+(?:\.\d+)?)\s*(%?)", re.IGNORECASE | re.MULTILINE)
+_EVIDENCE = re.compile(r"^\W*evidence\W*:\s*(.+)$", re.IGNORECASE | re.MULTILINE)
+
+
+class TextAdapter(dspy.Adapter):
+    r"""Free text both ways for the answering roles: the instructions, the inputs as paragraphs, and a reply that
+    reasons, boxes its answer and states its confidence (and, revising, its evidence) on last lines, read here.
+    Signatures with other outputs are spoken to by ``ReasoningFirstChatAdapter``.
+
+    >>> signature = dspy.Signature("question -> reasoning, answer, confidence: float", "Answer it.")
+    >>> reply = "3 * 4 = 12, and 12 - 5 = 7.\nSo she keeps $\\boxed{7}$ pens.\nConfidence: 0.9"
+    >>> TextAdapter().parse(signature, reply) | {"reasoning": "..."}
+    {'reasoning': '...', 'answer': '7', 'confidence': 0.9}
+    >>> TextAdapter().format(signature, [], {"question": "2+2?"})[1]
+    {'role': 'user', 'content': '2+2?'}
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.structured = ReasoningFirstChatAdapter()
+
+    @staticmethod
+    def speaks(signature: type[dspy.Signature]) -> bool:
+        """Whether a signature's outputs are all ones the text format reads (an answering role's)."""
+        return "question" in signature.input_fields and set(signature.output_fields) <= set(TEXT_FIELDS)
+
+    def format(
+        self, signature: type[dspy.Signature], demos: list[dict[str, Any]], inputs: dict[str, Any]
+    ) -> list[dict[str, Any]]:
+        if not self.speaks(signature):
+            return self.structured.format(signature, demos, inputs)
+        messages = [{"role": "system", "content": f"{signature.instructions}\n\n{_closing(signature)}"}]
+        for demo in demos:
+            if {"question", "answer"} <= demo.keys():
+                messages += [
+                    {"role": "user", "content": _paragraphs(signature, demo)},
+                    {"role": "assistant", "content": _worked(demo)},
+                ]
+        return [*messages, {"role": "user", "content": _paragraphs(signature, inputs)}]
+
+    def parse(self, signature: type[dspy.Signature], completion: str) -> dict[str, Any]:
+        if not self.speaks(signature):
+            return self.structured.parse(signature, completion)
+        confidence, evidence = _CONFIDENCE.findall(completion), _EVIDENCE.findall(completion)
+        body = _EVIDENCE.sub("", _CONFIDENCE.sub("", completion)).strip()
+        answer = final_answer_in(body)
+        if not answer:
+            raise AdapterParseError("TextAdapter", signature, completion, message="the reply gives no answer")
+        read: dict[str, Any] = {"reasoning": body, "answer": answer}
+        if confidence:
+            value, percent = confidence[-1]
+            read["confidence"] = float(value) / (100 if percent or float(value) > 1 else 1)
+        if evidence:
+            read["evidence_ref"] = evidence[-1].strip()
+        return {name: read.get(name) for name in signature.output_fields}
+
+
+TEXT_REPLY = (
+    "Reason step by step in plain text, writing out every computation, and put your final answer within \\boxed{}."
+)
+TEXT_CONFIDENCE = "Then write a last line 'Confidence: x', x from 0.0 to 1.0, the probability your answer is right."
+TEXT_EVIDENCE = "If you changed your answer, write a line 'Evidence: ...' naming the argument that made you."
+
+
+def _closing(signature: type[dspy.Signature]) -> str:
+    """How a text reply is asked to end, for the outputs the signature has."""
+    wanted = {"confidence": TEXT_CONFIDENCE, "evidence_ref": TEXT_EVIDENCE}
+    return " ".join([TEXT_REPLY, *(line for name, line in wanted.items() if name in signature.output_fields)])
+
+
+def _paragraphs(signature: type[dspy.Signature], values: dict[str, Any]) -> str:
+    """A role's inputs as plain paragraphs, the question last and bare (as a user asks it)."""
+    others = [
+        f"{name.replace('_', ' ').capitalize()}:\n{_text(values.get(name))}"
+        for name in signature.input_fields
+        if name != "question" and values.get(name) not in (None, "", [])
+    ]
+    return "\n\n".join([*others, str(values.get("question", ""))])
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, list):
+        return "\n".join(f"{i}. {item}" for i, item in enumerate(value, 1))
+    return str(value)
+
+
+def _worked(demo: dict[str, Any]) -> str:
+    """A demo's outputs as the reply the text format asks for."""
+    lines = [f"{demo.get('reasoning') or ''}\n\nThe final answer is $\\boxed{{{demo['answer']}}}$.".strip()]
+    if demo.get("confidence") is not None:
+        lines.append(f"Confidence: {demo['confidence']}")
+    if demo.get("evidence_ref") not in (None, "", "none"):
+        lines.append(f"Evidence: {demo['evidence_ref']}")
+    return "\n".join(lines)
+
+
 def resolve(model: str, format: Format = "auto") -> Format:
     """The format a model is spoken to in: ``format``, or for ``auto`` the one measured for the model.
 
@@ -119,4 +220,6 @@ def adapter_for(model: str, format: Format = "auto") -> dspy.Adapter:
         return dspy.JSONAdapter()
     if chosen == "plain":
         return PlainAdapter()
+    if chosen == "text":
+        return TextAdapter()
     return ReasoningFirstChatAdapter()

@@ -135,3 +135,30 @@ def test_steps_are_numbered_lines_else_lines_else_sentences():
         "Half of 12.5 is 6.25.",
         "Then add 1 to get 7.25.",
     ]
+
+
+def test_the_text_format_speaks_free_text_to_answering_roles_and_chat_to_the_others(scripted):
+    """Proposers and revisers get their inputs as paragraphs and reply in free text; the critic gets DSPy's chat."""
+    model = scripted(
+        lambda turn: (
+            critique(flawed=False)
+            if turn.role == "critic"
+            else {"reasoning": REASONING, "answer": "7", "confidence": 0.75, "evidence_ref": "critique 1: step 2"}
+        )
+    )
+    cfg = preset("debate-v1", model=model, rounds=2, format="text", protocol="majority", resolver={"enabled": False})
+    result = Debate(cfg)(question="Ana has 3 boxes of 4 pens and gives away 5. How many does she keep?")
+    by_role = {c.role: c for c in result.transcript.calls()}
+    assert by_role["proposer"].output == {
+        "reasoning": REASONING + "\n\nThe final answer is $\\boxed{7}$.",
+        "answer": "7",
+        "confidence": 0.75,
+    }
+    assert by_role["reviser"].output["evidence_ref"] == "critique 1: step 2" and by_role["critic"].ok
+    turns = {t.role: t for t in calls_of(model)}
+    assert turns["reviser"].inputs["persona"] and turns["reviser"].inputs["question"].startswith("Ana has")
+    assert (
+        "[[ ## " in turns["critic"].messages[-1]["content"]
+        and "[[ ## " not in turns["proposer"].messages[-1]["content"]
+    )
+    assert result.answer == "7" and result.confidence == 0.75
