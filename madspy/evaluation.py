@@ -48,8 +48,9 @@ from madspy.core.progress import progress_display
 from madspy.data import CORRECT_AT, Task, get_task, recorded_task
 from madspy.data.tasks import LoadReport
 from madspy.optimizers.traces import debate_trace
+from madspy.programs.answers import normalize_answer
 from madspy.programs.artifact import content_digest, load_program
-from madspy.programs.config import TRANSPORT_FIELDS, AdversaryConfig, DefenseConfig
+from madspy.programs.config import TRANSPORT_FIELDS, AdversaryConfig, DefenseConfig, merge
 from madspy.programs.credit import CreditLedger
 from madspy.programs.debate import Debate
 from madspy.programs.formats import resolve as resolve_format
@@ -80,8 +81,8 @@ def is_program_file(spec: str) -> bool:
 
 def build_program(
     spec: str,
-    task: Task,
-    model: str,
+    task: Task | None = None,
+    model: str | None = None,
     *,
     max_tokens: int | None = None,
     cache: bool = True,
@@ -89,35 +90,42 @@ def build_program(
     credit_ledger: str | None = None,
     adversary: AdversaryConfig | None = None,
     defenses: DefenseConfig | None = None,
+    changes: dict[str, Any] | None = None,
 ) -> Debate:
-    """A ``Debate`` for a preset name (plain, plain-sc:K, cot, sc, sc:K, du-mad, debate) or a saved program path.
+    """A ``Debate`` for a preset (plain, plain-sc:K, cot, sc, sc:K, du-mad, debate, with settings in brackets) or a
+    saved program path: the one builder every command uses (``run``, ``eval``, ``ab``, ``port``, ``serve``'s files).
 
-    Votes are counted on ``task.normalize``d answers. A preset whose protocol is ``auto``
-    decides by the task's kind (gsm8k: majority vote; arc_challenge: the judge); a saved
-    program runs as saved, so eval measures what ``run`` and ``serve`` would answer
-    (``compile`` saves the task's kind with it). ``adversary`` makes those agents adversaries in
-    every program that has them (a program with fewer agents runs without); ``defenses`` replaces
-    every program's defenses. ``credit_ledger`` is the file verified outcomes update (the credit protocol's);
-    a program file never names it.
+    With a ``task``, votes are counted on ``task.normalize``d answers and a preset whose protocol is ``auto``
+    decides by the task's kind (gsm8k: majority vote; arc_challenge: the judge); a saved program runs as saved,
+    so eval measures what ``run`` and ``serve`` would answer (``compile`` saves the task's kind with it).
+    ``model`` (default: the preset's or the file's) and the caller's transport settings apply to every program;
+    ``changes`` (config fields by dotted section, as ``--set`` gives them) are merged in last. ``adversary``
+    makes those agents adversaries in every program that has them (a program with fewer agents runs without);
+    ``defenses`` replaces every program's defenses. ``credit_ledger`` is the file verified outcomes update (the
+    credit protocol's); a program file never names it.
 
     >>> len(build_program("sc:3", get_task("arithmetic"), "openai/gpt-4o-mini").config.agents)
     3
+    >>> build_program("cot", changes={"stop": {"stable_rounds": 0}}).config.stop.stable_rounds
+    0
     """
-    changes: dict[str, Any] = {"model": model, "cache": cache, "api_base": api_base, "credit_ledger": credit_ledger}
-    if max_tokens is not None:
-        changes["max_tokens"] = max_tokens
+    given = {"model": model, "api_base": api_base, "credit_ledger": credit_ledger, "max_tokens": max_tokens}
+    settings: dict[str, Any] = {key: value for key, value in given.items() if value is not None} | {"cache": cache}
     if defenses is not None:
-        changes["defenses"] = defenses.model_dump()
+        settings["defenses"] = defenses.model_dump()
+    settings = merge(settings, changes or {})
+    normalize = task.normalize if task is not None else normalize_answer
     if is_program_file(spec):
-        debate = load_program(spec, **changes)
-        debate.normalize = task.normalize
+        debate = load_program(spec, **settings)
+        debate.normalize = normalize
     elif not is_preset(spec):
         raise EvalError(
             f"unknown program {spec!r}: not a preset ({', '.join(PRESETS)}, sc:K, plain-sc:K) "
             "and not a program file (*.json)"
         )
     else:  # a value out of range raises ConfigError naming its field
-        debate = Debate(preset(spec, kind=task.task_kind, **changes), normalize=task.normalize)
+        kind = task.task_kind if task is not None else settings.get("task_kind")
+        debate = Debate(preset(spec, kind=kind, **settings), normalize=normalize)
     if adversary is not None and adversary.agents and max(adversary.agents) < len(debate.config.agents):
         return debate.fork(adversaries=adversary.model_dump())
     return debate

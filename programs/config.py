@@ -89,11 +89,16 @@ def set_changes(items: list[str], changes: dict[str, Any] | None = None) -> dict
     return changes
 
 
-def _merge(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+def merge(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with ``changes`` put in; dict values merge into the sections of the same name.
+
+    >>> merge({"stop": {"stable_rounds": 1, "agreement_gate": 0.85}}, {"stop": {"stable_rounds": 0}})
+    {'stop': {'stable_rounds': 0, 'agreement_gate': 0.85}}
+    """
     merged = dict(base)
     for key, value in changes.items():
         nested = isinstance(value, dict) and isinstance(base.get(key), dict)
-        merged[key] = _merge(base[key], value) if nested else value
+        merged[key] = merge(base[key], value) if nested else value
     return merged
 
 
@@ -463,7 +468,7 @@ class DebateConfig(_Strict):
         0.3
         """
         try:
-            return DebateConfig.model_validate(_merge(self.model_dump(), changes))
+            return DebateConfig.model_validate(merge(self.model_dump(), changes))
         except ValidationError as e:
             raise ConfigError.of(e) from None
 

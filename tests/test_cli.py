@@ -135,7 +135,7 @@ def test_presets_run_the_baselines(capsys, scripted):
     rounds = json.loads(out)["transcript"]["rounds"]
     assert len(rounds) == 2 and {c["role"] for r in rounds for c in r["calls"]} == {"proposer", "reviser"}
     code, _, err = run(capsys, "q", "--preset", "sc:x", "--model", model)
-    assert code == 2 and "unknown preset" in err
+    assert code == 2 and "not a preset" in err
 
 
 @pytest.mark.parametrize(

@@ -140,9 +140,8 @@ def add_run(sub: argparse._SubParsersAction) -> None:
 
 
 def _debate(args: argparse.Namespace):
-    from madspy.programs import Debate, DebateConfig
-    from madspy.programs.artifact import load_program
-    from madspy.programs.presets import preset
+    from madspy.evaluation import build_program
+    from madspy.programs import DebateConfig
 
     changes: dict[str, Any] = {}
     for path in RUN_OPTIONS.values():
@@ -165,14 +164,10 @@ def _debate(args: argparse.Namespace):
     wanted = robustness(args)
     if wanted["adversary"] is not None:
         changes["adversaries"] = wanted["adversary"].model_dump()
-    if wanted["defenses"] is not None:
-        changes["defenses"] = wanted["defenses"].model_dump()
+    spec = str(args.program) if args.program else args.preset or "debate"
+    debate = build_program(spec, cache=changes.pop("cache", True), defenses=wanted["defenses"], changes=changes)
     models = [m.strip() for m in (args.agent_models or "").split(",") if m.strip()]
-    if args.program:
-        debate = load_program(args.program, **changes)
-        return debate.fork(agents=debate.config.with_agent_models(models).model_dump()["agents"]) if models else debate
-    config = preset(args.preset or "debate", kind=changes.get("task_kind"), **changes)
-    return Debate(config.with_agent_models(models) if models else config)
+    return debate.fork(agents=debate.config.with_agent_models(models).model_dump()["agents"]) if models else debate
 
 
 def _questions(path: Path) -> Iterator[tuple[int, str]]:
