@@ -100,13 +100,14 @@ def test_the_readme_jobs_run_as_written(scripted, workdir, capsys):
 
 def test_the_readme_python_runs_as_written(scripted, workdir):
     model = scripted(solver)
+    namespace: dict = {}  # the blocks are one walkthrough: a later one uses what an earlier one made
     for block in blocks("python"):
         if "OpenAI(" in block:  # needs the server of job 2 running
             continue
         code = block.replace('"local/smollm2-135m"', repr(model)).replace('"openai/gpt-4o-mini"', repr(model))
-        namespace: dict = {}
         exec(compile(code, "README.md", "exec"), namespace)
-    assert (workdir / "compiled/wd-py.json").is_file()
+    assert (workdir / "compiled/wd-py.json").is_file() and (workdir / "runs/ab-py/rows.jsonl").is_file()
+    assert {r.program for r in namespace["ev"].rows} == {"compiled", "handwritten", "plain"}
 
 
 def test_the_readme_is_at_most_about_200_lines():
