@@ -38,8 +38,9 @@ from madspy.programs.answers import final_answer_in
 Format = Literal["auto", "chat", "json", "text", "plain"]
 PLAIN_SYSTEM = "Please reason step by step, and put your final answer within \\boxed{}."
 # The format each model answered best in, measured on train questions (bench/RESULTS.md, "Output format ...").
+# The bench model: plain 0.725, chat 0.725, text 0.65 (2 answers unread) on 40 gsm8k train questions (2026-12-07).
 # SmolLM2-135M answers nothing right in any format; JSON under a grammar is the one that always parses, and fast.
-MEASURED: dict[str, Format] = {"local/smollm2-135m": "json"}
+MEASURED: dict[str, Format] = {"local/qwen2.5-coder-1.5b-instruct-q4_k_m": "chat", "local/smollm2-135m": "json"}
 
 
 class PlainAdapter(dspy.Adapter):

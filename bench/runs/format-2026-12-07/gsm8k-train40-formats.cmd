@@ -1,0 +1,1 @@
+madspy eval --task gsm8k --split train --model local/qwen2.5-coder-1.5b-instruct-q4_k_m --programs "plain,cot,cot[format=text]" --n 40 --seed 3 --out bench/runs/format-2026-12-07/gsm8k-train40-formats --stop-after 3h
