@@ -35,9 +35,9 @@ from dspy.utils.callback import BaseCallback
 
 from madspy.core.errors import CompileError
 from madspy.core.models import make_lm
-from madspy.data import Task, get_task
+from madspy.data import CORRECT_AT, Task, get_task
 from madspy.optimizers.composite import CompositeMetric, Terms, Weights
-from madspy.optimizers.metrics import brier, ece
+from madspy.optimizers.metrics import accuracy, brier, ece, mcnemar
 from madspy.optimizers.specs import SPECS, spec_of
 from madspy.programs.artifact import adopt_roles, save_program
 from madspy.programs.calibration import Calibrator
@@ -49,6 +49,10 @@ from madspy.signatures.roles import Role
 
 OPTIMIZERS = tuple(SPECS)  # the names compile and the CLI accept
 DEFAULT_MAX_CALLS = 2000
+# What dev scores, beside each other: the compiled program; the hand-written one; the hand-written one with as many
+# random train examples (gold rationales) as demos as the compiled proposer has: standard few-shot, what a
+# practitioner would try first. Compiling is called better only when it beats both on dev (``dev_verdict``).
+DEV_PROGRAMS = ("compiled", "handwritten", "random_demos")
 
 
 @dataclass(frozen=True)
@@ -109,17 +113,17 @@ def plan_compile(
 ) -> CompilePlan:
     """The cost estimate of a compile (``settings`` override the optimizer's defaults, see ``optimizers.specs``).
 
-    Debates the optimizer runs come from its spec; dev scores the compiled and the hand-written
-    program, once each.
+    Debates the optimizer runs come from its spec; dev scores the compiled program, the hand-written one and the
+    hand-written one with random train demos (``random_demo_control``), once each.
 
     >>> plan_compile("bootstrap", DebateConfig.with_agents(2, rounds=2, resolver={"enabled": False},
     ...                                                     protocol="majority"), 8, 8).calls
-    192
+    256
     """
     spec = spec_of(optimizer)
     s = spec.settings(settings, n_train)
     debates, prompt_calls = spec.plan(n_train, s)
-    return CompilePlan(optimizer, s, calls_per_debate(config), debates, 2 * n_dev, prompt_calls)
+    return CompilePlan(optimizer, s, calls_per_debate(config), debates, len(DEV_PROGRAMS) * n_dev, prompt_calls)
 
 
 def task_question(example: dspy.Example, task: Task) -> dspy.Example:
@@ -175,14 +179,72 @@ def dev_scores(
             if decision is not None and decision.answer is not None:
                 outcomes.append((decision.confidence, decision.vote_share or 0.0, metric.correct(p.answer, e.answer)))
     critic = [t.critic for t in terms if t.critic is not None]
+    right = accuracy([t.accuracy for t in terms])
     return {
         "n": len(terms),
         "composite": _mean([t.score(metric.weights) for t in terms]),
         "accuracy": _mean([t.accuracy for t in terms]),
+        "accuracy_low": right.low,  # its 95% Wilson interval: on a small dev set, wide
+        "accuracy_high": right.high,
+        "right": [t.accuracy >= CORRECT_AT for t in terms],  # per dev question, in order: what the verdict pairs
         "critic_quality": _mean(critic),
         "calibration": _mean([t.calibration for t in terms]),
         "tokens": _mean([float(t.tokens) for t in terms]),
     }
+
+
+def random_demo_control(student: Debate, trainset: Sequence[dspy.Example], k: int, seed: int) -> Debate:
+    """``student`` with ``k`` train examples drawn by ``seed`` as its proposer's demos: the question, the gold
+    rationale where the task has one (as the reasoning) and the gold answer. Standard k-shot prompting (as
+    lm-evaluation-harness's 8-shot gsm8k), the control a compiled proposer must beat.
+
+    >>> train = [dspy.Example(question=f"{i}+1?", answer=str(i + 1), rationale=[f"{i}+1={i + 1}"]) for i in range(9)]
+    >>> control = random_demo_control(Debate(DebateConfig(model="openai/m")), train, 2, seed=0)
+    >>> [(d["question"], d["reasoning"], d["answer"]) for d in control.proposer.demos]
+    [('6+1?', '6+1=7', '7'), ('8+1?', '8+1=9', '9')]
+    """
+    control = student.fork()
+    drawn = random.Random(seed).sample(list(trainset), min(k, len(trainset)))
+    persona = control.config.agents[0].persona
+    control.proposer.demos = [
+        dspy.Example(
+            question=e.question,
+            persona=persona,
+            reasoning="\n".join(e.get("rationale") or []),
+            answer=e.answer,
+            confidence=1.0,
+        )
+        for e in drawn
+    ]
+    return control
+
+
+def dev_verdict(scores: dict[str, dict[str, Any]], alpha: float = 0.05) -> dict[str, Any]:
+    """Whether the compiled program beat each control on dev: paired (McNemar on the same dev questions); a
+    difference the test cannot tell from chance is a tie, never a win.
+
+    >>> scores = {"compiled": {"right": [True] * 9 + [False]}, "handwritten": {"right": [False] * 9 + [True]},
+    ...           "random_demos": {"right": [True] * 8 + [False] * 2}}
+    >>> verdict = dev_verdict(scores)
+    >>> verdict["verdict"], verdict["vs"]["handwritten"]["outcome"], verdict["vs"]["random_demos"]["outcome"]
+    ('tie', 'better', 'tie')
+    """
+    compiled = scores["compiled"]["right"]
+    versus = {}
+    for name, score in scores.items():
+        if name == "compiled" or len(score["right"]) != len(compiled) or not compiled:
+            continue
+        test = mcnemar(compiled, score["right"])
+        outcome = "tie" if test.p_value >= alpha else "better" if test.a_only > test.b_only else "worse"
+        versus[name] = {
+            "compiled_only": test.a_only,
+            "control_only": test.b_only,
+            "p": test.p_value,
+            "outcome": outcome,
+        }
+    outcomes = {v["outcome"] for v in versus.values()}
+    verdict = "better" if outcomes == {"better"} else "worse" if "worse" in outcomes else "tie"
+    return {"verdict": verdict, "alpha": alpha, "vs": versus}
 
 
 def fit_calibrator(outcomes: list[tuple[float, float, bool]]) -> tuple[Calibrator | None, dict[str, Any]]:
@@ -349,9 +411,12 @@ def compile(
         for predictor in compiled.predictors():
             predictor.lm = None  # SIMBA pins sampling LMs on predictors; the debate routes LMs per role
         outcomes: list[tuple[float, float, bool]] = []
+        k = len(compiled.proposer.demos)
+        control = random_demo_control(handwritten, trainset, k, seed) if k else handwritten
         scores = {
             "compiled": dev_scores(compiled, devset, metric, outcomes),
             "handwritten": dev_scores(handwritten, devset, metric),
+            "random_demos": dev_scores(control, devset, metric) | {"k": k, "seed": seed},
         }
     calibrator, calibration = fit_calibrator(outcomes) if calibrate else (None, None)
     compiled.config = config.updated(calibrator=calibrator)
@@ -377,6 +442,7 @@ def compile(
             **(manifest or {}).get("data", {}),
         },
         "dev": scores,
+        "dev_verdict": dev_verdict(scores),
         "demos_dropped": dropped,  # proposer/reviser demos answering wrong, taken from debates that ended right
         "calibration": calibration,
         "estimated_calls": plan.calls,

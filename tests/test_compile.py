@@ -12,7 +12,15 @@ from scripts import proposal
 from madspy.cli import main
 from madspy.core.errors import InputError
 from madspy.data import get_task
-from madspy.optimizers.compile import CompileError, base_config, compile, compile_program, plan_compile
+from madspy.optimizers.compile import (
+    CompileError,
+    base_config,
+    compile,
+    compile_program,
+    dev_verdict,
+    plan_compile,
+    random_demo_control,
+)
 from madspy.optimizers.composite import CompositeMetric, Weights, critic_quality
 from madspy.programs import Debate, DebateConfig
 from madspy.programs.artifact import load_program, program_state, save_program
@@ -88,7 +96,10 @@ def test_bootstrap_puts_demos_on_every_role_that_ran_and_the_artifact_round_trip
     assert program_state(loaded) == json.loads(json.dumps(program_state(result.debate)))
     manifest = loaded.manifest
     assert manifest["task"] == "arithmetic" and manifest["optimizer"]["name"] == "bootstrap"
-    assert set(manifest["dev"]) == {"compiled", "handwritten"} and manifest["dev"]["compiled"]["n"] == 2
+    assert set(manifest["dev"]) == {"compiled", "handwritten", "random_demos"} and manifest["dev"]["compiled"]["n"] == 2
+    control = manifest["dev"]["random_demos"]
+    assert control["k"] == len(loaded.proposer.demos) and 0 <= control["accuracy_low"] <= control["accuracy_high"] <= 1
+    assert manifest["dev_verdict"]["verdict"] == "tie"  # two dev questions cannot tell anything apart
     assert not set(manifest["data"]["train_ids"]) & set(manifest["data"]["dev_ids"])
     assert "versions" in manifest and "created" in manifest
     assert manifest["calls"] == len(calls_of(model)) <= manifest["estimated_calls"]  # made, dev debates included
@@ -165,8 +176,8 @@ def test_random_search_and_simba_run_on_a_debate(model, optimizer, settings):
 def test_call_estimate_and_refusal_above_max_calls(model):
     config = small(model)  # 2 agents x 2 rounds: 4 proposer + 4 critic + 1 resolver calls
     plan = plan_compile("bootstrap", config, 8, 8)
-    assert plan.calls_per_debate == 9 and plan.calls == (8 + 16) * 9
-    with pytest.raises(CompileError, match="raise --max-calls to at least 216"):
+    assert plan.calls_per_debate == 9 and plan.calls == (8 + 3 * 8) * 9  # compiled, hand-written, random demos on dev
+    with pytest.raises(CompileError, match="raise --max-calls to at least 288"):
         compile_program("arithmetic", model, "bootstrap", train=8, dev=8, config=config, max_calls=100)
     assert calls_of(model) == []
 
@@ -193,7 +204,7 @@ def test_cli_prints_the_estimate_and_refuses(model, capsys, tmp_path):
         ]
     )
     err = capsys.readouterr().err
-    assert code == 2 and "estimated LM calls: 216" in err and "exceeds --max-calls 10" in err
+    assert code == 2 and "estimated LM calls: 288" in err and "exceeds --max-calls 10" in err
     assert not (tmp_path / "x.json").exists()
 
 
@@ -390,3 +401,24 @@ def test_compile_takes_a_student_and_the_users_examples_and_only_the_roles_named
     assert not any(p.demos for p in student.predictors())  # the student is left as it was
     with pytest.raises(CompileError, match="roles to compile"):
         compile(student, train, dev, task=ARITHMETIC, roles=["judge"])
+
+
+def test_the_random_demo_control_draws_only_train_examples_seeded():
+    train = ARITHMETIC.load(n=10, seed=1)
+    student = Debate(DebateConfig(model="openai/m"))
+    first, again = (random_demo_control(student, train, 3, seed=5) for _ in range(2))
+    questions = [d["question"] for d in first.proposer.demos]
+    assert questions == [d["question"] for d in again.proposer.demos] and len(set(questions)) == 3
+    assert set(questions) <= {e.question for e in train} and not student.proposer.demos
+    other = random_demo_control(student, train, 3, seed=6)
+    assert [d["question"] for d in other.proposer.demos] != questions
+
+
+def test_a_dev_difference_the_test_cannot_tell_from_chance_is_a_tie_not_a_win():
+    right = {"handwritten": [False] * 6, "random_demos": [True] * 6}
+    scores = {"compiled": {"right": [True] * 6}} | {name: {"right": r} for name, r in right.items()}
+    verdict = dev_verdict(scores)  # 6 of 6 against 0 of 6: exact McNemar p = 0.03
+    assert verdict["vs"]["handwritten"]["outcome"] == "better" and verdict["vs"]["random_demos"]["outcome"] == "tie"
+    assert verdict["verdict"] == "tie"  # better than hand-written alone is not better than few-shot
+    scores["random_demos"]["right"] = [False] * 6
+    assert dev_verdict(scores)["verdict"] == "better"

@@ -301,7 +301,9 @@ def cmd_compile(args: argparse.Namespace) -> int:
         calibrate=args.calibrate,
         settings=settings,
     )
-    print(json.dumps({"out": str(args.out), "wall_s": result.wall_s, "dev": result.dev}, indent=2))
+    dev = {name: {k: v for k, v in score.items() if k != "right"} for name, score in result.dev.items()}
+    verdict = result.manifest["dev_verdict"]["verdict"]  # compiled against both controls, paired
+    print(json.dumps({"out": str(args.out), "wall_s": result.wall_s, "dev": dev, "dev_verdict": verdict}, indent=2))
     return 0
 
 
