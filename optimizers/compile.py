@@ -424,6 +424,7 @@ def compile(
     manifest = {
         "task": task.name,
         **({"task_recipe": dict(task.recipe)} if task.recipe else {}),
+        **({"task_split": asdict(task.seeded_split)} if task.seeded_split else {}),
         "model": config.model,
         "optimizer": {
             "name": optimizer,

@@ -422,3 +422,13 @@ def test_a_dev_difference_the_test_cannot_tell_from_chance_is_a_tie_not_a_win():
     assert verdict["verdict"] == "tie"  # better than hand-written alone is not better than few-shot
     scores["random_demos"]["right"] = [False] * 6
     assert dev_verdict(scores)["verdict"] == "better"
+
+
+def test_a_users_seeded_split_is_recorded_in_the_manifest(model, tmp_path):
+    from madspy.data import SeededSplit, Task
+
+    rows = [{"question": f"What is the result of {i}+1*1+1-1*1?", "answer": str(i + 1)} for i in range(20)]
+    task = Task.from_rows(rows, answer_kind="number", seeded_split=SeededSplit(0.5, 0.2, 0.3, seed=4), name="plus")
+    result = compile(Debate(small(model)), task.load("train")[:2], task.load("dev")[:1], task=task)
+    assert result.manifest["task"] == "plus"
+    assert result.manifest["task_split"] == {"train": 0.5, "dev": 0.2, "test": 0.3, "seed": 4}

@@ -106,7 +106,8 @@ def test_the_readme_python_runs_as_written(scripted, workdir):
             continue
         code = block.replace('"local/smollm2-135m"', repr(model)).replace('"openai/gpt-4o-mini"', repr(model))
         exec(compile(code, "README.md", "exec"), namespace)
-    assert (workdir / "compiled/wd-py.json").is_file() and (workdir / "runs/ab-py/rows.jsonl").is_file()
+    assert (workdir / "wd.json").is_file() and (workdir / "runs/ab-py/rows.jsonl").is_file()
+    assert madspy.load(workdir / "wd.json").manifest["roles"] == ["proposer", "reviser"]
     assert {r.program for r in namespace["ev"].rows} == {"compiled", "handwritten", "plain"}
 
 
