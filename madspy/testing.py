@@ -38,7 +38,7 @@ from litellm import CustomLLM
 from litellm.types.utils import ModelResponse, PromptTokensDetailsWrapper, Usage
 
 from madspy import signatures
-from madspy.programs.formats import PLAIN_SYSTEM, TEXT_EVIDENCE, TEXT_REPLY
+from madspy.programs.formats import PLAIN_SYSTEM, TEXT_EVIDENCE, TEXT_REPLY, worked_reply
 from madspy.signatures import Role
 
 # Roles are recognised by the output fields their signature asks for.
@@ -135,10 +135,7 @@ def _render(fields: dict[str, Any], as_json: bool, free_text: bool = False) -> s
     """Format output fields the way the adapter in use expects them (free text: the reasoning, the boxed answer,
     then the confidence and evidence lines the text format reads)."""
     if free_text:
-        lines = [f"{fields.get('reasoning') or ''}\n\nThe final answer is $\\boxed{{{fields.get('answer')}}}$.".strip()]
-        lines += [f"Confidence: {fields['confidence']}"] if fields.get("confidence") is not None else []
-        lines += [f"Evidence: {fields['evidence_ref']}"] if fields.get("evidence_ref") not in (None, "none") else []
-        return "\n".join(lines)
+        return worked_reply(fields)
     if as_json:
         return json.dumps(fields)
     parts = [f"[[ ## {k} ## ]]\n{v if isinstance(v, str) else json.dumps(v)}" for k, v in fields.items()]

@@ -37,7 +37,8 @@ from madspy.programs.answers import final_answer_in
 
 Format = Literal["auto", "chat", "json", "text", "plain"]
 PLAIN_SYSTEM = "Please reason step by step, and put your final answer within \\boxed{}."
-# The format each model answered best in, measured on train questions (bench/RESULTS.md, "Output format ...").
+# The format each model answered best in, measured on train questions (bench/RESULTS.md, "Free-text reasoning: the
+# format chosen on 40 gsm8k train questions").
 # The bench model: plain 0.725, chat 0.725, text 0.65 (2 answers unread) on 40 gsm8k train questions (2026-12-07).
 # SmolLM2-135M answers nothing right in any format; JSON under a grammar is the one that always parses, and fast.
 MEASURED: dict[str, Format] = {"local/qwen2.5-coder-1.5b-instruct-q4_k_m": "chat", "local/smollm2-135m": "json"}
@@ -64,7 +65,7 @@ class PlainAdapter(dspy.Adapter):
         messages = [{"role": "system", "content": PLAIN_SYSTEM}]
         for demo in demos:
             if "question" in demo and "answer" in demo:
-                worked = f"{demo.get('reasoning') or ''}\n\nThe final answer is $\\boxed{{{demo['answer']}}}$.".strip()
+                worked = worked_reply(demo, stated=False)  # the plain prompt asks for no confidence
                 messages += [
                     {"role": "user", "content": str(demo["question"])},
                     {"role": "assistant", "content": worked},
@@ -145,7 +146,7 @@ class TextAdapter(dspy.Adapter):
             if {"question", "answer"} <= demo.keys():
                 messages += [
                     {"role": "user", "content": _paragraphs(signature, demo)},
-                    {"role": "assistant", "content": _worked(demo)},
+                    {"role": "assistant", "content": worked_reply(demo)},
                 ]
         return [*messages, {"role": "user", "content": _paragraphs(signature, inputs)}]
 
@@ -195,13 +196,21 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def _worked(demo: dict[str, Any]) -> str:
-    """A demo's outputs as the reply the text format asks for."""
-    lines = [f"{demo.get('reasoning') or ''}\n\nThe final answer is $\\boxed{{{demo['answer']}}}$.".strip()]
-    if demo.get("confidence") is not None:
-        lines.append(f"Confidence: {demo['confidence']}")
-    if demo.get("evidence_ref") not in (None, "", "none"):
-        lines.append(f"Evidence: {demo['evidence_ref']}")
+def worked_reply(fields: dict[str, Any], stated: bool = True) -> str:
+    r"""Output fields as the free-text reply the plain and text formats read: the reasoning, the boxed answer and,
+    if ``stated``, the confidence and evidence lines (how demos are shown, and how the scripted model replies).
+
+    >>> print(worked_reply({"reasoning": "2+2=4", "answer": "4", "confidence": 0.9, "evidence_ref": "none"}))
+    2+2=4
+    <BLANKLINE>
+    The final answer is $\boxed{4}$.
+    Confidence: 0.9
+    """
+    lines = [f"{fields.get('reasoning') or ''}\n\nThe final answer is $\\boxed{{{fields.get('answer')}}}$.".strip()]
+    if stated and fields.get("confidence") is not None:
+        lines.append(f"Confidence: {fields['confidence']}")
+    if stated and fields.get("evidence_ref") not in (None, "", "none"):
+        lines.append(f"Evidence: {fields['evidence_ref']}")
     return "\n".join(lines)
 
 
