@@ -148,6 +148,15 @@ def split_spec(spec: str) -> tuple[str, dict[str, Any]]:
     return match["name"].strip(), set_changes(settings)
 
 
+def split_specs(text: str) -> list[str]:
+    """Comma-separated program specs, the commas inside a spec's brackets kept (``--programs``).
+
+    >>> split_specs("plain, cot[format=json,max_tokens=256],compiled/x.json")
+    ['plain', 'cot[format=json,max_tokens=256]', 'compiled/x.json']
+    """
+    return [spec.strip() for spec in re.split(r",(?![^\[]*\])", text) if spec.strip()]
+
+
 def is_preset(name: str) -> bool:
     """Whether ``name`` names a preset (``sc:K`` and ``plain-sc:K`` with K >= 1 included).
 

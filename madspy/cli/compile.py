@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from madspy.cli.evaluate import add_task_source, task_from_args
+from madspy.programs.presets import split_specs
 
 COMPILE_EXAMPLES = """examples:
   madspy compile --task arithmetic --model local/smollm2-135m --optimizer bootstrap --train 8 --dev 8 \\
@@ -183,7 +184,7 @@ def cmd_role_eval(args: argparse.Namespace) -> int:
     from madspy.role_scores import score_role
 
     (role,) = roles_named([args.role])
-    programs = [p.strip() for p in args.programs.split(",") if p.strip()]
+    programs = split_specs(args.programs)
     recordable = [p for p in programs[1:] if is_program_file(p)]
     if args.record:  # refused before any call rather than after the A/B
         if not recordable:

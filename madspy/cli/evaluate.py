@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from madspy.cli.options import duration
+from madspy.programs.presets import split_specs
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -147,8 +148,8 @@ def add_eval(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--programs",
         default=DEFAULT_PROGRAMS,
-        help="comma-separated presets (plain, plain-sc:K, cot, sc, sc:K, du-mad, debate) and/or program .json files "
-        f"(default {DEFAULT_PROGRAMS})",
+        help="comma-separated presets (plain, plain-sc:K, cot, sc, sc:K, du-mad, debate), each with settings in "
+        f"brackets if wanted (cot[format=json]), and/or program .json files (default {DEFAULT_PROGRAMS})",
     )
     p.add_argument("--split", help="data split (default: the task's)")
     p.add_argument("--max-tokens", type=int, help="completion tokens per call (default: the program's)")
@@ -357,7 +358,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from madspy.evaluation import evaluate
     from madspy.summary import write_tables
 
-    programs = [p.strip() for p in args.programs.split(",") if p.strip()]
+    programs = split_specs(args.programs)
     task = task_from_args(args)
     ev = evaluate(
         programs,
@@ -529,7 +530,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             questions=args.questions or 3,
             task=args.task,
             data_dir=args.data_dir,
-            programs=[p.strip() for p in args.programs.split(",") if p.strip()],
+            programs=split_specs(args.programs),
             max_tokens=args.max_tokens,
             compare=[m.strip() for m in args.compare.split(",") if m.strip()],
         )
