@@ -37,7 +37,7 @@ from madspy.core.errors import CompileError
 from madspy.core.models import make_lm
 from madspy.data import CORRECT_AT, Task, get_task
 from madspy.optimizers.composite import CompositeMetric, Terms, Weights
-from madspy.optimizers.metrics import accuracy, brier, ece, mcnemar
+from madspy.optimizers.metrics import accuracy, auroc, brier, ece, mcnemar
 from madspy.optimizers.specs import SPECS, spec_of
 from madspy.programs.artifact import adopt_roles, save_program
 from madspy.programs.calibration import Calibrator
@@ -257,18 +257,32 @@ def fit_calibrator(outcomes: list[tuple[float, float, bool]]) -> tuple[Calibrato
 
 
 def calibration_quality(calibrator: Calibrator, outcomes: list[tuple[float, float, bool]]) -> dict[str, Any]:
-    """n, ECE (10 and 5 bins) and Brier of the raw and the calibrated confidence on (confidence, share, right)."""
+    """n, ECE (10 and 5 bins), Brier and AUROC of the raw and the calibrated confidence on (confidence, share,
+    right), beside the baseline any calibrator must beat: a constant at the rate it was fitted on (its ``base_rate``;
+    in-sample when unknown), which has the base rate's ECE and Brier and ranks nothing (AUROC 0.5). ``ranks``
+    says whether the calibrated confidence tells right from wrong at all, which a calibrator that learned only the
+    base rate does not, however low its ECE."""
     correct = [c for *_, c in outcomes]
     raw = [conf for conf, _, _ in outcomes]
     calibrated = [calibrator(conf, share) for conf, share, _ in outcomes]
+    rate = calibrator.base_rate if calibrator.base_rate is not None else sum(correct) / len(correct)
+    constant = [rate] * len(outcomes)
+    after = auroc(calibrated, correct)
     return {
         "n": len(outcomes),
         "ece_10_before": ece(raw, correct, 10),
         "ece_10_after": ece(calibrated, correct, 10),
+        "ece_10_constant": ece(constant, correct, 10),
         "ece_5_before": ece(raw, correct, 5),
         "ece_5_after": ece(calibrated, correct, 5),
         "brier_before": brier(raw, correct),
         "brier_after": brier(calibrated, correct),
+        "brier_constant": brier(constant, correct),
+        "auroc_before": auroc(raw, correct),
+        "auroc_after": after,
+        "base_rate": rate,
+        "distinct_after": len(set(calibrated)),
+        "ranks": after is not None and after > 0.5,
     }
 
 

@@ -155,6 +155,21 @@ def ece(confidences: Sequence[float], correct: Sequence[bool], bins: int = 10) -
     return sum(b.count / total * abs(b.accuracy - b.mean_confidence) for b in curve if b.count)
 
 
+def auroc(confidences: Sequence[float], correct: Sequence[bool]) -> float | None:
+    """How well confidence ranks right answers above wrong ones: the chance a random right answer is more
+    confident than a random wrong one (ties count half); 0.5 is no ranking at all. None without both kinds.
+
+    >>> auroc([0.9, 0.8, 0.3, 0.8], [True, True, False, False]), auroc([0.5, 0.5], [True, False])
+    (0.875, 0.5)
+    """
+    right = [c for c, ok in zip(confidences, correct, strict=True) if ok]
+    wrong = [c for c, ok in zip(confidences, correct, strict=True) if not ok]
+    if not right or not wrong:
+        return None
+    wins = sum((r > w) + 0.5 * (r == w) for r in right for w in wrong)
+    return wins / (len(right) * len(wrong))
+
+
 @dataclass
 class Usage:
     """Summed cost of a group of LM calls."""

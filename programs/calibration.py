@@ -44,6 +44,7 @@ class Calibrator(BaseModel):
     kind: str = "platt"
     weights: tuple[float, float, float]
     n: int
+    base_rate: float | None = None  # the share right among the debates fitted on (what a constant would say)
 
     def __call__(self, confidence: float, share: float) -> float:
         z = float(np.dot(self.weights, _features(confidence, share)))
@@ -65,7 +66,8 @@ class Calibrator(BaseModel):
             w -= step
             if np.abs(step).max() < 1e-8:
                 break
-        return cls(weights=tuple(round(float(v), 6) for v in w), n=len(outcomes))
+        rate = round(float(y.mean()), 4)
+        return cls(weights=tuple(round(float(v), 6) for v in w), n=len(outcomes), base_rate=rate)
 
 
 def vote_share(tally: dict[str, int], answer_key: str | None) -> float:

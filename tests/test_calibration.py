@@ -87,3 +87,18 @@ def test_a_row_answered_in_an_earlier_rounds_wording_gets_its_vote_share():
         proposals=said,
     )
     assert row_outcome(row) == (0.8, 0.6667, True)
+
+
+def test_a_calibrator_that_learned_only_the_base_rate_is_reported_as_such():
+    from madspy.optimizers.compile import calibration_quality
+
+    # Confidence and vote share carry no signal: every debate says 0.9 with a full vote, half of them right.
+    flat = [(0.9, 1.0, i % 2 == 0) for i in range(40)]
+    calibrator = Calibrator.fit(flat)
+    report = calibration_quality(calibrator, flat)
+    assert calibrator.base_rate == 0.5 and report["distinct_after"] == 1 and not report["ranks"]
+    assert report["auroc_after"] == 0.5 and report["ece_10_after"] == pytest.approx(report["ece_10_constant"], abs=0.01)
+    # With a vote share that separates right from wrong, it ranks, and beats the constant's Brier.
+    signal = [(0.9, 1.0 if i % 2 == 0 else 0.34, i % 2 == 0) for i in range(40)]
+    report = calibration_quality(Calibrator.fit(signal), signal)
+    assert report["ranks"] and report["auroc_after"] == 1.0 and report["brier_after"] < report["brier_constant"]

@@ -329,6 +329,10 @@ def default_out(args: argparse.Namespace, task: str) -> Path:
     return Path("runs", "-".join(re.sub(r"[^\w.-]+", "_", str(part)) for part in parts if part))
 
 
+def _number(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
 def _print_table(summary: pd.DataFrame, title: str, row_label: str | None = None) -> None:
     """The summary with one column per program (it has more metrics than programs), or with a
     ``row_label``, one row each."""
@@ -439,9 +443,10 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         {
             label: {"n": m["n"]}
             | {
-                name: f"{m[key + '_before']:.3f} -> {m[key + '_after']:.3f}"
-                for name, key in (("ECE 10 bins", "ece_10"), ("ECE 5 bins", "ece_5"), ("Brier", "brier"))
+                name: f"{_number(m[key + '_before'])} -> {_number(m[key + '_after'])}"
+                for name, key in (("ECE 10", "ece_10"), ("ECE 5", "ece_5"), ("Brier", "brier"), ("AUROC", "auroc"))
             }
+            | {"constant (ECE, Brier)": f"{_number(m['ece_10_constant'])}, {_number(m['brier_constant'])}"}
             for label, m in measured.items()
         },
         orient="index",
@@ -451,6 +456,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         f"{args.program}: confidence raw -> calibrated, fitted on {', '.join(map(str, args.folders))}",
         row_label="debates",
     )
+    if not all(m["ranks"] for m in measured.values()):
+        print("the calibrated confidence does not rank right answers above wrong ones: it has learned the base rate")
     if report.check and report.check["fitted_left_out"]:
         print(f"{report.check['fitted_left_out']} checked question(s) also fitted on: left out of 'held out'")
     if report.out:
