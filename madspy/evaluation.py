@@ -243,7 +243,8 @@ _ADDED_WITH_ROLE = {("critic", "program_check"): (Role.SOLVER, ("program_samples
 def program_fingerprint(debate: Debate) -> str:
     """A short hash of what makes a program answer as it does: each role's signature
     (instructions, field descriptions) and demos, and its config without operational fields (nor options
-    added later, at the value that keeps the earlier behaviour: ``_ADDED_OFF``).
+    added later, at the value that keeps the earlier behaviour: ``_ADDED_OFF``, agents in the ``cot`` mode and, with
+    none in another, the ``programmer`` role).
 
     >>> from madspy.programs import DebateConfig
     >>> a, b = Debate(DebateConfig(model="openai/m")), Debate(DebateConfig(model="openai/m", cache=False))
@@ -264,6 +265,11 @@ def program_fingerprint(debate: Debate) -> str:
             roles.pop(role.value, None)
             for name in settings:
                 del config[section][name]
+    for agent in config["agents"]:  # reasoning modes came later: a cot agent is the agent it was
+        if agent["mode"] == "cot":
+            del agent["mode"]
+    if not any("mode" in agent for agent in config["agents"]):
+        roles.pop(Role.PROGRAMMER.value, None)
     return content_digest({"roles": roles, "config": config})[:16]
 
 

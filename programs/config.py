@@ -25,6 +25,7 @@ from madspy.programs.calibration import Calibrator
 from madspy.programs.flips import EchoReaction
 from madspy.programs.formats import Format
 from madspy.programs.memory import MemoryPolicy
+from madspy.programs.modes import Mode
 from madspy.programs.protocols import DEFAULT_FOR_TASK_KIND, ProtocolName, TaskKind
 from madspy.programs.topology import Topology
 
@@ -110,6 +111,10 @@ class AgentConfig(_Strict):
     """One debater: its persona, sampling temperature and, optionally, its own model."""
 
     persona: str = Field(description="the perspective the debater answers from")
+    mode: Mode = Field(
+        "cot",
+        description="how it reasons when it first answers: cot (free text) or program (a program the sandbox runs)",
+    )
     temperature: float = Field(0.8, ge=0.0, le=2.0, description="the debater's sampling temperature")
     model: str | None = Field(None, description="the debater's own LiteLLM model (default: the debate's model)")
 
@@ -459,6 +464,15 @@ class DebateConfig(_Strict):
         ['openai/a', 'openai/b', 'openai/a']
         """
         agents = [a.model_dump() | {"model": models[i % len(models)]} for i, a in enumerate(self.agents)]
+        return self.updated(agents=agents)
+
+    def with_agent_modes(self, modes: list[str]) -> DebateConfig:
+        """This config with debater ``i`` reasoning in ``modes[i % len(modes)]`` (``programs.modes``).
+
+        >>> [a.mode for a in DebateConfig.with_agents(3).with_agent_modes(["cot", "program"]).agents]
+        ['cot', 'program', 'cot']
+        """
+        agents = [a.model_dump() | {"mode": modes[i % len(modes)]} for i, a in enumerate(self.agents)]
         return self.updated(agents=agents)
 
     def updated(self, **changes: Any) -> DebateConfig:

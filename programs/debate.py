@@ -52,6 +52,7 @@ from madspy.programs.distinct import digest, distinct_answers
 from madspy.programs.flips import Flip, echo_ratio, flip_kind
 from madspy.programs.formats import adapter_for
 from madspy.programs.memory import MASKED, MaskDecision, best_by_logprob, keeps, peer_view, summary_line
+from madspy.programs.modes import ROLE_OF_MODE, ProgramPredict
 from madspy.programs.program_check import run_program, sampling
 from madspy.programs.protocols import DecisionContext, Vote, get_protocol, tally
 from madspy.programs.steps import proposal_steps
@@ -63,6 +64,7 @@ from madspy.signatures import (
     CritiqueProposalOnly,
     MaskEvaluate,
     Propose,
+    ProposeProgram,
     Referee,
     Resolve,
     Revise,
@@ -165,6 +167,7 @@ class Debate(dspy.Module):
         self.mask = dspy.Predict(MaskEvaluate)
         self.referee = dspy.Predict(Referee)
         self.solver = dspy.Predict(SolveInCode)
+        self.programmer = ProgramPredict(ProposeProgram)
         for model in self.config.models():  # fail now, not mid-debate, on an unknown model
             self._lm_for(model, 0.0)
 
@@ -383,7 +386,7 @@ class _Run:
             if i not in self.proposals:
                 jobs.append(
                     d.job(
-                        Role.PROPOSER,
+                        ROLE_OF_MODE[agent.mode],
                         i,
                         rnd.index,
                         agent.model,

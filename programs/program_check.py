@@ -66,7 +66,14 @@ interp.symtable["math"] = types.SimpleNamespace(**{{k: v for k, v in vars(math).
 interp(sys.stdin.read(), show_errors=False, raise_errors=False)
 value = interp.symtable.get("answer")
 ok = not interp.error and isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-print(json.dumps({{"answer": float(value) if ok else None}}))
+why = None
+if interp.error:
+    kind, message = interp.error[0].get_error()
+    lines = str(message).strip().splitlines()
+    why = (lines[-1].strip() if lines else kind)[:200]
+elif not ok:
+    why = "it leaves no number in answer (" + type(value).__name__ + ")"
+print(json.dumps({{"answer": float(value) if ok else None, "error": why}}))
 """
 
 
@@ -83,11 +90,23 @@ def run_program(code: str, timeout_s: float = 5.0) -> float | None:
     """The number a program leaves in ``answer``, run in a sandboxed child process; None if it has none.
 
     None too when the code is empty or longer than ``MAX_PROGRAM``, raises, imports anything but
-    ``math``, or runs over ``CPU_SECONDS`` of CPU, ``MEMORY_BYTES`` of memory or ``timeout_s``.
+    ``math``, or runs over ``CPU_SECONDS`` of CPU, ``MEMORY_BYTES`` of memory or ``timeout_s`` (``execute``
+    says which).
+    """
+    return execute(code, timeout_s)[0]
+
+
+def execute(code: str, timeout_s: float = 5.0) -> tuple[float | None, str | None]:
+    """``run_program``'s value and, when there is none, why (one line).
+
+    >>> execute("while True:\\n    pass")[1]
+    'it ran over its limit of 2 s of CPU'
+    >>> execute("answer = undefined_name + 1")[1]
+    "NameError: name 'undefined_name' is not defined"
     """
     code = clean_program(code)
     if not code or len(code) > MAX_PROGRAM:
-        return None
+        return None, "no program" if not code else f"the program is over {MAX_PROGRAM} characters"
     try:
         done = subprocess.run(
             [sys.executable, "-I", "-c", _CHILD],
@@ -97,9 +116,19 @@ def run_program(code: str, timeout_s: float = 5.0) -> float | None:
             timeout=timeout_s,
             env=_CHILD_ENV,
         )
-        return json.loads(done.stdout.strip().splitlines()[-1])["answer"] if done.returncode == 0 else None
-    except (subprocess.TimeoutExpired, ValueError, IndexError, KeyError, OSError):
-        return None
+    except subprocess.TimeoutExpired:
+        return None, f"it ran over its time limit of {timeout_s:g} s"
+    except OSError as e:
+        return None, f"the sandbox did not start ({e})"
+    if done.returncode != 0:
+        return None, f"it ran over its limit of {CPU_SECONDS} s of CPU" if done.returncode in (-9, -24, 152) else (
+            f"it ran over its limit of {MEMORY_BYTES // 2**20} MB, or crashed (exit {done.returncode})"
+        )
+    try:
+        reply = json.loads(done.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return None, "the sandbox gave no result"
+    return reply["answer"], reply["error"]
 
 
 def program_answer(output: Mapping[str, Any]) -> str:

@@ -44,14 +44,17 @@ def steps_of(reasoning: str | None) -> list[str]:
 
 
 def proposal_steps(output: Mapping[str, Any]) -> list[str]:
-    """A proposal's steps: derived from its ``reasoning``; a transcript written before free-text reasoning
-    holds them as ``reasoning_steps``.
+    """A proposal's steps: derived from its ``reasoning``, then a program's lines (an agent in program mode argues
+    with its program); a transcript written before free-text reasoning holds them as ``reasoning_steps``.
 
     >>> proposal_steps({"reasoning": "a = 2. Then b = 3."}), proposal_steps({"reasoning_steps": ["a = 2"]})
     (['a = 2.', 'Then b = 3.'], ['a = 2'])
+    >>> proposal_steps({"reasoning": "Pens in boxes.", "program": "boxes = 3\\nanswer = boxes * 4"})
+    ['Pens in boxes.', 'boxes = 3', 'answer = boxes * 4']
     """
     if "reasoning" in output:
-        return steps_of(output.get("reasoning"))
+        program = [line.strip() for line in str(output.get("program") or "").splitlines() if line.strip()]
+        return steps_of(output.get("reasoning")) + program
     return [str(s) for s in output.get("reasoning_steps") or []]
 
 

@@ -37,11 +37,12 @@ class Role(Vocabulary):
     REFEREE = "referee"
     MASK = "mask"  # the mask evaluator: keeps or drops a remembered answer (MAD-M2)
     SOLVER = "solver"  # the program check's solver: writes the question as a program (critic.program_check)
+    PROGRAMMER = "programmer"  # the proposer of an agent in program mode: its answer is what its program computes
 
     @property
     def answers(self) -> bool:
-        """Whether this role gives an agent's answer (proposer and reviser)."""
-        return self in (Role.PROPOSER, Role.REVISER)
+        """Whether this role gives an agent's answer (proposer, programmer and reviser)."""
+        return self in (Role.PROPOSER, Role.PROGRAMMER, Role.REVISER)
 
 
 IssueType = Literal[
@@ -195,6 +196,23 @@ class MaskEvaluate(dspy.Signature):
     memory: str = dspy.InputField(desc="a previous-round answer with its reasoning")
     reasoning: str = dspy.OutputField(desc="your own brief solution, in plain text")
     label: MaskLabel = dspy.OutputField()
+
+
+class ProposeProgram(dspy.Signature):
+    """You are one debater in a panel that answers a question together, and you answer by writing a program.
+    From the perspective given in `persona`, plan in `reasoning`, in plain text, which quantities the question
+    gives and how they combine. Then write the `program`: short Python that names each quantity in a variable,
+    computes step by step and assigns the final number to a variable named `answer`. No input(), no print(),
+    no imports but math. Give your `confidence` that the program's answer is correct, from 0.0 to 1.0."""
+
+    # An agent in program mode (Program of Thoughts, Chen et al. 2022; PAL, Gao et al. 2023): the sandbox runs
+    # the program (``programs.modes``) and the number it computes is the agent's answer; the program is its
+    # argument, which peers can check.
+    question: str = dspy.InputField()
+    persona: str = dspy.InputField(desc="the perspective you answer from")
+    reasoning: str = dspy.OutputField(desc="your plan in plain text: the quantities given and how they combine")
+    program: str = dspy.OutputField(desc="Python code that assigns the final number to `answer`")
+    confidence: float = dspy.OutputField(desc="probability the program's answer is correct, 0.0 to 1.0")
 
 
 class SolveInCode(dspy.Signature):

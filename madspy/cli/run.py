@@ -115,6 +115,12 @@ def add_run(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--preset", help="named settings: debate (default), plain, plain-sc:K, cot, sc, sc:K, du-mad")
     p.add_argument("--agents", type=int, help="number of debaters (default 3)")
     p.add_argument(
+        "--agent-modes",
+        metavar="M1,M2",
+        help="reasoning modes the debaters take in turn (agent i gets M[i mod n]): cot (free text) or program (a "
+        "program the sandbox runs); a panel of modes errs in different places (default cot for all)",
+    )
+    p.add_argument(
         "--agent-models",
         metavar="M1,M2",
         help="LiteLLM models the debaters use in turn (agent i gets "
@@ -166,8 +172,15 @@ def _debate(args: argparse.Namespace):
         changes["adversaries"] = wanted["adversary"].model_dump()
     spec = str(args.program) if args.program else args.preset or "debate"
     debate = build_program(spec, cache=changes.pop("cache", True), defenses=wanted["defenses"], changes=changes)
-    models = [m.strip() for m in (args.agent_models or "").split(",") if m.strip()]
-    return debate.fork(agents=debate.config.with_agent_models(models).model_dump()["agents"]) if models else debate
+    config = debate.config
+    models, modes = (_listed(args.agent_models), _listed(args.agent_modes))
+    config = config.with_agent_models(models) if models else config
+    config = config.with_agent_modes(modes) if modes else config
+    return debate.fork(agents=config.model_dump()["agents"]) if config is not debate.config else debate
+
+
+def _listed(text: str | None) -> list[str]:
+    return [item.strip() for item in (text or "").split(",") if item.strip()]
 
 
 def _questions(path: Path) -> Iterator[tuple[int, str]]:

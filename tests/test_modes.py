@@ -1,0 +1,76 @@
+"""Reasoning modes: an agent in program mode answers with what its program computes in the sandbox."""
+
+from __future__ import annotations
+
+import pytest
+from scripts import proposal
+
+from madspy.cli import main
+from madspy.evaluation import program_fingerprint
+from madspy.programs import Debate, DebateConfig
+from madspy.programs.artifact import load_program, save_program
+from madspy.programs.debate import format_proposal
+from madspy.testing import calls_of
+
+QUESTION = "Ana has 3 boxes of 4 pens and gives away 5. How many pens does she keep?"
+PROGRAM = "boxes = 3\nper_box = 4\ngiven = 5\nanswer = boxes * per_box - given"
+
+
+def panel(model: str, modes: list[str], rounds: int = 1) -> DebateConfig:
+    config = DebateConfig.with_agents(len(modes), model=model, rounds=rounds, protocol="majority")
+    return config.with_agent_modes(modes).updated(critic={"enabled": False}, resolver={"enabled": False})
+
+
+def coder(program: str, prose_answer: str = "7"):
+    def script(turn):
+        if turn.role == "programmer":
+            return {"reasoning": "Pens in boxes, minus those given.", "program": program, "confidence": 0.9}
+        return proposal(prose_answer)
+
+    return script
+
+
+def test_a_program_agents_answer_is_what_its_program_computes_in_the_sandbox(scripted):
+    model = scripted(coder(PROGRAM, prose_answer="9"))
+    result = Debate(panel(model, ["cot", "program", "program"]))(question=QUESTION)
+    calls = result.transcript.calls()
+    assert [c.role for c in calls] == ["proposer", "programmer", "programmer"]
+    assert [c.output["answer"] for c in calls] == ["9", "7", "7"] and result.answer == "7"
+    shown = format_proposal(calls[1].output).splitlines()  # peers and critics read the program as its steps
+    assert shown[0] == "answer: 7 (confidence 0.90)" and shown[-1] == "step 5: answer = boxes * per_box - given"
+    assert "persona" in calls_of(model)[1].inputs
+
+
+@pytest.mark.parametrize(
+    ("program", "reason"),
+    [
+        ("import os\nanswer = 1", "Import not supported"),
+        ("while True:\n    pass", "ran over its limit of 2 s of CPU"),
+        ("answer = 'seven'", "leaves no number in answer"),
+        ("answer = pens / 0", "name 'pens' is not defined"),
+    ],
+)
+def test_a_program_that_fails_is_a_failed_call_with_its_reason_and_the_debate_goes_on(scripted, program, reason):
+    result = Debate(panel(scripted(coder(program)), ["cot", "program", "cot"]))(question=QUESTION)
+    failed = [c for c in result.transcript.calls() if not c.ok]
+    assert len(failed) == 1 and failed[0].role == "programmer" and reason in failed[0].error
+    assert failed[0].error.startswith("ProgramFailed: the program computes no answer")
+    assert result.answer == "7" and result.status == "degraded"
+
+
+def test_the_mode_is_saved_with_the_program_and_is_part_of_what_it_is(scripted, tmp_path):
+    model = scripted(coder(PROGRAM))
+    cot = Debate(panel(model, ["cot"] * 3))
+    mixed = Debate(panel(model, ["cot", "program", "cot"]))
+    save_program(mixed, tmp_path / "panel.json")
+    loaded = load_program(tmp_path / "panel.json")
+    assert [a.mode for a in loaded.config.agents] == ["cot", "program", "cot"]
+    assert program_fingerprint(loaded) == program_fingerprint(mixed) != program_fingerprint(cot)
+    assert "programmer" in dict(loaded.named_predictors())
+
+
+def test_run_takes_the_modes_of_the_panel(scripted, capsys):
+    model = scripted(coder(PROGRAM, prose_answer="9"))
+    assert main(["run", QUESTION, "--model", model, "--agent-modes", "program", "--agents", "2", "--rounds", "1"]) == 0
+    assert capsys.readouterr().out.strip() == "7"
+    assert main(["run", QUESTION, "--model", model, "--agent-modes", "poetry"]) == 2
