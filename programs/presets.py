@@ -55,6 +55,13 @@ def cot() -> dict[str, Any]:
     return _independent(_sampled(1, temperature=0.0))
 
 
+def program_of_thought() -> dict[str, Any]:
+    """Single-agent program of thought: one greedy program, run in the sandbox (``programs.modes``); the mode's
+    baseline, as ``cot`` is free text's."""
+    agents = [AgentConfig(persona=NEUTRAL_PERSONA, temperature=0.0, mode="program").model_dump()]
+    return _independent(agents)
+
+
 def self_consistency(k: int = 5) -> dict[str, Any]:
     """``k`` independent samples, majority vote (Wang et al. 2023)."""
     return _independent(_sampled(k))
@@ -119,6 +126,7 @@ PRESETS = {
     "plain": plain,
     "plain-sc": plain_self_consistency,
     "cot": cot,
+    "pot": program_of_thought,
     "sc": self_consistency,
     "du-mad": du_mad,
     "debate": debate,

@@ -16,7 +16,15 @@ from collections.abc import Callable
 from pydantic import ValidationError
 
 from madspy.cli.compile import add_compile, add_role_eval, add_roles, add_search
-from madspy.cli.evaluate import add_bench, add_calibrate, add_compare, add_eval, add_redecide, add_summary
+from madspy.cli.evaluate import (
+    add_bench,
+    add_calibrate,
+    add_compare,
+    add_eval,
+    add_panel,
+    add_redecide,
+    add_summary,
+)
 from madspy.cli.options import add_options, flag_of
 from madspy.cli.run import add_run
 from madspy.cli.serve import add_ab, add_export_pairs, add_port, add_report, add_serve, add_show
@@ -37,6 +45,7 @@ COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_summary,
     add_compare,
     add_redecide,
+    add_panel,
     add_calibrate,
     add_bench,
     add_serve,

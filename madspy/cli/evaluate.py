@@ -239,6 +239,31 @@ def add_compare(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=cmd_compare)
 
 
+def add_panel(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "panel",
+        help="which programs (reasoning modes) make a debate panel: accuracy and how often two are wrong together",
+    )
+    p.add_argument("out", type=Path, help="an eval folder of single agents in different modes (e.g. cot,pot,plain)")
+    p.add_argument("--programs", help="comma-separated programs of the folder to consider (default: all)")
+    p.add_argument("--size", type=int, default=3, help="agents in the panel (default 3)")
+    p.add_argument(
+        "--margin", type=float, default=0.05, help="consider programs within this of the best accuracy (default 0.05)"
+    )
+    p.set_defaults(handler=cmd_panel)
+
+
+def cmd_panel(args: argparse.Namespace) -> int:
+    from madspy.panel import panel_report
+
+    programs = split_specs(args.programs) if args.programs else None
+    table, matrix, panel = panel_report(args.out, programs, size=args.size, margin=args.margin)
+    _print_table(table, f"{args.out} | accuracy", row_label="program")
+    _print_table(matrix, "share of the questions either gets wrong that both get wrong", row_label="program")
+    print(f"panel: {', '.join(panel)}")
+    return 0
+
+
 def add_redecide(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "redecide", help="replay the vote protocols and earlier stops on an eval's recorded debates (no LM call)"
