@@ -8,7 +8,8 @@ model without a machine's path) or ``local/<path to a .gguf file>``, e.g.
 process and its calls are serialized; each distinct prompt prefix (a debate role's
 instructions and demos) keeps a warm context, so its tokens are evaluated once, not on
 every call (``_Model``). An OpenAI ``json_schema`` response format becomes a llama.cpp
-grammar, so JSON output is constrained to the schema. Usage reports the prompt tokens
+grammar, so JSON output is constrained to the schema. A reply that starts repeating itself word
+for word is stopped and reported as cut (``LoopGuard``). Usage reports the prompt tokens
 taken from the KV cache as ``prompt_tokens_details.cached_tokens``.
 
 Example:
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import dataclasses
 import functools
 import hashlib
 import importlib.resources
@@ -48,6 +50,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import litellm
 import llama_cpp
+import numpy as np
 from litellm import CustomLLM
 from litellm.types.utils import ModelResponse, PromptTokensDetailsWrapper, Usage
 from llama_cpp import llama_chat_format
@@ -60,6 +63,8 @@ DEFAULT_MODEL = "local/smollm2-135m"
 DEFAULT_N_CTX = 4096
 DEFAULT_CONTEXTS = 6
 REUSE_SHARE = 0.5  # a context holding this share of a prompt's text is reused (llama-server's slot similarity)
+LOOP_SPAN = 32  # a reply whose last LOOP_SPAN tokens already occurred LOOP_REPEATS - 1 times in it is looping
+LOOP_REPEATS = 3
 _SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # llama-cpp-python's message when the prompt does not fit (Llama._create_completion).
 _TOO_LONG = re.compile(r"Requested tokens \((\d+)\) exceed context window of (\d+)")
@@ -113,6 +118,7 @@ class _Model:
     logprobs: bool
     lock: threading.Lock = field(default_factory=threading.Lock)
     contexts: list[_Context] = field(default_factory=list)  # least recently used first
+    guard: LoopGuard = field(default_factory=lambda: LoopGuard())  # one call at a time holds ``lock``
 
     def context(self, messages: Sequence[dict[str, Any]] = ()) -> llama_cpp.Llama:
         """The context to evaluate ``messages`` in (matched, created or reused); no messages: any. Hold ``lock``."""
@@ -129,16 +135,16 @@ class _Model:
         elif best is not None and not room and kept > len(prompt_text(messages[:1])) // 2:
             chosen = best  # this role's context (its system prompt), as no other fits
         elif room:
-            chosen = _Context(
-                llama_cpp.Llama(
-                    model_path=str(self.path),
-                    n_ctx=n_ctx(),
-                    n_threads=n_threads(),
-                    n_threads_batch=n_threads_batch(),
-                    verbose=False,
-                    logits_all=self.logprobs,
-                )
+            llm = llama_cpp.Llama(
+                model_path=str(self.path),
+                n_ctx=n_ctx(),
+                n_threads=n_threads(),
+                n_threads_batch=n_threads_batch(),
+                verbose=False,
+                logits_all=self.logprobs,
             )
+            _stop_loops(llm, self.guard)
+            chosen = _Context(llm)
         else:
             chosen = self.contexts[0]  # the least recently used
         if chosen in self.contexts:
@@ -346,11 +352,77 @@ def reused_tokens(before: Sequence[int], prompt: Sequence[int]) -> int:
     return shared
 
 
+def looping(tokens: Sequence[int], span: int = LOOP_SPAN, repeats: int = LOOP_REPEATS) -> bool:
+    """Whether the last ``span`` tokens of a reply occur ``repeats`` times in it (overlaps count).
+
+    Greedy decoding that has copied a 32-token stretch of its own reply twice goes on copying it:
+    SmolLM2-135M, asked "What is 17 * 23?", filled 3 of 7 replies to max_tokens=1024 this way (2026-12-07).
+
+    >>> looping([7, 8, 9] * 3, span=3)
+    True
+    >>> looping([7, 8, 9] * 2 + [7, 8, 10], span=3)
+    False
+    """
+    if len(tokens) < span + repeats - 1:
+        return False
+    ids = np.asarray(tokens)
+    windows = np.lib.stride_tricks.sliding_window_view(ids, span)
+    return int((windows == ids[-span:]).all(axis=1).sum()) >= repeats
+
+
+@dataclass
+class LoopGuard:
+    """A llama.cpp stopping criterion that ends a reply once it is ``looping``, and says so.
+
+    llama-cpp-python calls it with the prompt and the reply so far; the first call sees the prompt
+    alone. The reply it stops would have run to max_tokens and failed there, so the provider reports
+    it as cut (finish reason ``length``), minus the wait. ``reset`` before each call.
+    """
+
+    start: int | None = None
+    looped: bool = False
+
+    def reset(self) -> None:
+        self.start, self.looped = None, False
+
+    def __call__(self, input_ids: Any, logits: Any) -> bool:
+        if self.start is None:
+            self.start = len(input_ids)
+        self.looped = looping(input_ids[self.start :])
+        return self.looped
+
+
+def _stop_loops(llm: llama_cpp.Llama, guard: LoopGuard) -> None:
+    """Give ``llm`` the chat handler llama-cpp-python builds from the GGUF's template, plus ``guard``.
+
+    ``create_chat_completion`` takes no stopping criteria; its handler takes them from the chat
+    formatter, so the formatter is wrapped. A model without a template of its own keeps its handler.
+    """
+    template = llm.metadata.get("tokenizer.chat_template")
+    if template is None or llm.chat_format != "chat_template.default" or llm.chat_handler is not None:
+        return
+    eos = llm.token_eos()
+    formatter = llama_chat_format.Jinja2ChatFormatter(
+        template=template,
+        eos_token=_token_text(llm, eos),
+        bos_token=_token_text(llm, llm.token_bos()),
+        stop_token_ids=[eos],
+    )
+
+    def guarded(**kwargs: Any) -> llama_chat_format.ChatFormatterResponse:
+        response = formatter(**kwargs)
+        criteria = llama_cpp.StoppingCriteriaList([*(response.stopping_criteria or []), guard])
+        return dataclasses.replace(response, stopping_criteria=criteria)
+
+    llm.chat_handler = llama_chat_format.chat_formatter_to_chat_completion_handler(guarded)
+
+
 # Small models loop inside lists and strings until max_tokens cuts the JSON; bounds in
 # the grammar make them close it. Applied only here, so remote models are not limited.
 # Free-text fields (a role's reasoning, the resolver's verification) are not bounded: a cap
 # cut reasoning short mid-word (14 of 300 gsm8k replies at 200 characters, 2026-12-07); their
-# limit is max_tokens, and a reply that reaches it is reported as cut (finish reason "length").
+# limit is max_tokens, and a reply that reaches it, or loops on its way there (``LoopGuard``), is
+# reported as cut (finish reason "length").
 # Lists of objects (critic issues) are costly per item and stay short.
 # An answer field holds the final answer only: one line that starts with a character an
 # answer can start with (SmolLM2-135M filled an unconstrained one with "" or ",", or with
@@ -474,8 +546,11 @@ class LocalLLM(CustomLLM):
             with loaded.lock:
                 llm = loaded.context(messages)
                 before = llm.input_ids[: llm.n_tokens].tolist()
+                loaded.guard.reset()
                 result = llm.create_chat_completion(messages=messages, **kwargs)
                 prompt = llm.input_ids[: result["usage"]["prompt_tokens"]].tolist()
+                if loaded.guard.looped:
+                    result["choices"][0]["finish_reason"] = "length"
         except ValueError as e:
             too_long = _TOO_LONG.search(str(e))
             if too_long is None:

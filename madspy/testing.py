@@ -171,10 +171,13 @@ class ScriptedLLM(CustomLLM):
         prompt_chars = sum(len(str(m.get("content") or "")) for m in messages)
         # Like a provider with prefix caching: a prompt whose leading messages were sent before reuses them.
         cached = sum(len(str(m.get("content") or "")) for m in messages[:-1]) // 4 if seen else 0
+        completion_tokens = len(text) // 4 + 1
+        if finish_reason == "length" and params.get("max_tokens"):
+            completion_tokens = params["max_tokens"]  # a provider that cuts a reply at max_tokens bills max_tokens
         usage = Usage(
             prompt_tokens=prompt_chars // 4 + 1,
-            completion_tokens=len(text) // 4 + 1,
-            total_tokens=prompt_chars // 4 + len(text) // 4 + 2,
+            completion_tokens=completion_tokens,
+            total_tokens=prompt_chars // 4 + 1 + completion_tokens,
             prompt_tokens_details=PromptTokensDetailsWrapper(cached_tokens=cached),
         )
         choice: dict[str, Any] = {

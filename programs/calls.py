@@ -154,6 +154,20 @@ def _one_line(error: BaseException) -> str:
 NOT_STARTED = "not started: the time budget was spent"
 
 
+def _cut_error(limit: int | None, completion_tokens: int) -> str:
+    """Why a cut reply failed: it reached max_tokens, or (``local/`` models) it was stopped sooner for looping.
+
+    >>> _cut_error(1024, 310)
+    'length: the reply began repeating itself and was stopped after 310 tokens (max_tokens=1024), before its last field'
+    """
+    if limit and 0 < completion_tokens < limit:
+        return (
+            f"{LENGTH}: the reply began repeating itself and was stopped after {completion_tokens} tokens "
+            f"(max_tokens={limit}), before its last field"
+        )
+    return f"{LENGTH}: the reply reached max_tokens={limit} before its last field"
+
+
 def _run(job: Job, t0: float) -> Outcome:
     started = time.perf_counter()
     if job.deadline is not None and started >= job.deadline:
@@ -177,11 +191,10 @@ def _run(job: Job, t0: float) -> Outcome:
         except Exception as e:
             error = _one_line(e)
             attempts = len(lm.history) or 1
+    billed = _sum_usage(tracker.get_total_tokens().values())
     finish_reason = LENGTH if _cut(lm) else None
     if finish_reason:
-        limit = lm.kwargs.get("max_tokens")
-        prediction, error = None, f"{LENGTH}: the reply reached max_tokens={limit} before its last field"
-    billed = _sum_usage(tracker.get_total_tokens().values())
+        prediction, error = None, _cut_error(lm.kwargs.get("max_tokens"), billed[1])
     cached = bool(lm.history) and not any(entry.get("usage") for entry in lm.history)
     prompt_tokens, completion_tokens, cached_prompt_tokens = (*_estimate(lm), 0) if cached else billed
     logprob = None

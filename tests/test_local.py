@@ -325,3 +325,38 @@ def test_the_answer_pattern_compiles_to_a_llama_cpp_grammar() -> None:
     schema = local.bounded(pydantic.create_model("Resolution", final_answer=(str, ...)).model_json_schema())
     assert schema["properties"]["final_answer"]["pattern"] == local.ANSWER_PATTERN
     LlamaGrammar.from_string(json_schema_to_gbnf(json.dumps(schema)), verbose=False)
+
+
+@pytest.mark.parametrize(
+    ("reply", "looped"),
+    [
+        ([5] * 40, True),  # one token over and over
+        (list(range(40)) * 3, True),  # a 40-token sentence said three times
+        (list(range(40)) * 2, False),  # said twice: not yet
+        (list(range(200)), False),  # long, never repeating
+        ([1, 2, 3] * 5 + list(range(10, 50)), False),  # repeated early, then moved on
+    ],
+)
+def test_a_reply_is_looping_when_its_last_tokens_occur_three_times(reply: list[int], looped: bool) -> None:
+    assert local.looping(reply) is looped
+
+
+def test_the_loop_guard_reads_only_the_reply_and_resets() -> None:
+    guard = local.LoopGuard()
+    prompt = [9] * 100  # a repetitive prompt is not the reply's loop
+    assert guard(prompt, None) is False and guard.start == 100
+    assert guard([*prompt, 1, 2], None) is False
+    assert guard(prompt + [4] * 40, None) is True and guard.looped
+    guard.reset()
+    assert (guard.start, guard.looped) == (None, False)
+
+
+@pytest.mark.local_model
+def test_a_looping_reply_is_stopped_and_reported_as_cut(calls: list[Call], monkeypatch) -> None:
+    # Which words SmolLM2 says is not the test: a guard that sees a "loop" at the reply's fourth token
+    # stands in for one, so this checks that llama.cpp stops there and the provider says "length".
+    monkeypatch.setattr(local, "looping", lambda tokens: len(tokens) >= 4)
+    lm = _lm(max_tokens=200)
+    lm("Write a long story about a cat.")
+    assert calls[-1].finish_reason == "length"
+    assert lm.history[-1]["usage"]["completion_tokens"] <= 6 < 200
