@@ -147,7 +147,7 @@ def last_boxed(text: str) -> str | None:
     return None if end is None else text[start + len("\\boxed{") : end]
 
 
-_ANSWER_MARKER = re.compile(r"(?:final\s+)?answer\s*(?:is|:)\s*:?\s*(.+)", re.IGNORECASE)
+_ANSWER_MARKER = re.compile(r"(?:final\s+)?answer\s*(?:is|:)\s*:?\s*(.*)", re.IGNORECASE)
 # lm-evaluation-harness's flexible extract for GSM8K: the last number-like token of the reply.
 _NUMBER_TOKEN = re.compile(r"-?[$0-9.,]{2,}|-?[0-9]+")
 
@@ -160,6 +160,8 @@ def final_answer_in(reply: str) -> str:
     '7'
     >>> final_answer_in("He pays 3 * $4 = $12.\nThe answer is (B) 12 dollars."), final_answer_in("12 - 5 = 7")
     ('(B) 12 dollars.', '7')
+    >>> final_answer_in("**Final Answer:** 216"), final_answer_in("**Final Answer:**\n216\n\n**Confidence:**\n1.0")
+    ('216', '216')
     >>> final_answer_in("Paris is the capital.\nParis"), final_answer_in("")
     ('Paris', '')
     """
@@ -167,13 +169,20 @@ def final_answer_in(reply: str) -> str:
     if boxed is not None and boxed.strip():
         return boxed.strip()
     lines = [line.strip() for line in reply.splitlines() if line.strip()]
-    marked = [m.group(1).strip() for line in lines if (m := _ANSWER_MARKER.search(line))]
+    marked = [_marked(m.group(1), lines[i + 1 :]) for i, line in enumerate(lines) if (m := _ANSWER_MARKER.search(line))]
+    marked = [answer for answer in marked if answer]
     if marked:
         return marked[-1]
     numbers = _NUMBER_TOKEN.findall(reply)
     if numbers:
         return numbers[-1].strip(".,$") or numbers[-1]
     return lines[-1] if lines else ""
+
+
+def _marked(rest: str, following: list[str]) -> str:
+    """What an answer marker's line gives, markdown emphasis stripped; the next line when the marker ends its line."""
+    rest = rest.strip(" *_")
+    return rest or (following[0].strip(" *_") if following else "")
 
 
 def format_tally(counts: dict[str, int]) -> str:

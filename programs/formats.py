@@ -83,7 +83,8 @@ _FIELD_HEADER = re.compile(r"\[\[ ## \w+ ## \]\]")
 class ReasoningFirstChatAdapter(dspy.ChatAdapter):
     r"""DSPy's ``ChatAdapter``; a reply to a reasoning-first signature that opens its reasoning field but never its
     answer field is read as free text: the answer is the one it gives (``answers.final_answer_in``), the other fields
-    are left empty (a confidence it did not state is none).
+    are left empty (a confidence it did not state is none). An answer field that holds no letter or digit is
+    replaced by the reasoning's final answer the same way.
 
     >>> reply = "[[ ## reasoning ## ]]\n5 boxes of 3 is 15. So she has $\\boxed{15}$ pens."
     >>> signature = dspy.Signature("question -> reasoning, answer, confidence: float")
@@ -96,7 +97,7 @@ class ReasoningFirstChatAdapter(dspy.ChatAdapter):
 
     def parse(self, signature: type[dspy.Signature], completion: str) -> dict[str, Any]:
         try:
-            return super().parse(signature, completion)
+            fields = super().parse(signature, completion)
         except AdapterParseError:
             opened = completion.lstrip().startswith("[[ ## reasoning ## ]]")  # the format followed, then left
             if not opened or not {"reasoning", "answer"} <= signature.output_fields.keys():
@@ -107,6 +108,19 @@ class ReasoningFirstChatAdapter(dspy.ChatAdapter):
                 raise
             read = {"reasoning": text, "answer": answer}
             return {name: read.get(name) for name in signature.output_fields}
+        if _says_nothing(fields.get("answer")) and isinstance(fields.get("reasoning"), str):
+            fields["answer"] = final_answer_in(fields["reasoning"]) or fields["answer"]
+        return fields
+
+
+def _says_nothing(answer: Any) -> bool:
+    """An answer field with no letter or digit in it (Qwen2.5-Coder wrote ``**`` after reasoning to
+    "**Final Answer:** 216", 1 of 200 gsm8k replies, 2026-12-07): the reasoning's own final answer is read instead.
+
+    >>> _says_nothing("**"), _says_nothing(""), _says_nothing("216"), _says_nothing(None)
+    (True, True, False, False)
+    """
+    return isinstance(answer, str) and not any(c.isalnum() for c in answer)
 
 
 TEXT_FIELDS = ("reasoning", "answer", "confidence", "evidence_ref")  # the outputs the text format reads from free text

@@ -100,6 +100,14 @@ def test_plain_reads_the_boxed_value_else_the_marked_answer_else_the_last_number
     assert final_answer_in(reply) == answer
 
 
+def test_an_answer_field_without_a_letter_or_digit_is_read_from_the_reasoning(scripted):
+    # The bench model's reply to gsm8k test-639 (2026-12-07): the right answer in the reasoning, "**" in the field.
+    reasoning = "So, it will take Bob 216 seconds to dig the hole.\n\n**Final Answer:**\n216\n\n**Confidence:**\n1.0"
+    model = scripted(lambda turn: {"reasoning": reasoning, "answer": "**", "confidence": 0.0})
+    result = build_program("cot", GSM8K, model)(question="How long will it take him to dig the hole?")
+    assert result.answer == "216" and result.status == "converged"
+
+
 def test_plain_asks_the_question_alone_and_a_task_reads_its_answer(scripted):
     replies = {"What is 2+2?": "2 + 2 = 4, so the answer is \\(\\boxed{4}\\).", "What is 3+3?": "3 + 3 = 6"}
     model = scripted(lambda turn: replies[turn.inputs["question"]])
