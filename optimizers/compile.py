@@ -81,13 +81,15 @@ class CompilePlan:
 
 @dataclass
 class Compiled:
-    """What ``compile_program`` produced."""
+    """What ``compile`` produced: the program it kept (``kept`` names it) and the optimizer's own result."""
 
-    debate: Debate
+    debate: Debate  # the program kept (saved with ``out``): see ``kept_program``
     plan: CompilePlan
-    dev: dict[str, dict[str, Any]]  # {"compiled": scores, "handwritten": scores}
+    dev: dict[str, dict[str, Any]]  # {"compiled": scores, "handwritten": scores, "random_demos": scores}
     manifest: dict[str, Any] = field(default_factory=dict)
     wall_s: float = 0.0
+    kept: str = "compiled"
+    optimized: Debate | None = None  # the optimizer's result, kept or not
 
 
 def calls_per_debate(config: DebateConfig) -> int:
@@ -247,6 +249,37 @@ def dev_verdict(scores: dict[str, dict[str, Any]], alpha: float = 0.05) -> dict[
     return {"verdict": verdict, "alpha": alpha, "vs": versus}
 
 
+SIMPLEST_FIRST = ("handwritten", "random_demos", "compiled")
+KEEP_RULES = ("simpler", "compiled")
+
+
+def kept_program(scores: dict[str, dict[str, Any]], alpha: float = 0.05) -> str:
+    """Which program compile keeps: the most elaborate of hand-written, hand-written + random demos and compiled
+    that beats every simpler one on dev (paired McNemar, ``p < alpha``). A tie keeps the simpler one, so a dev set
+    too small to tell them apart keeps the hand-written program; no dev set keeps the optimizer's result, unchecked.
+
+    >>> right = {"handwritten": [False] * 8 + [True] * 2, "random_demos": [True] * 9 + [False],
+    ...          "compiled": [True] * 10}
+    >>> kept_program({name: {"right": r} for name, r in right.items()})  # compiled ties random demos
+    'random_demos'
+    >>> kept_program({name: {"right": []} for name in right})
+    'compiled'
+    """
+    order = [name for name in SIMPLEST_FIRST if name in scores]
+    if not scores.get("compiled", {}).get("right"):
+        return "compiled"
+    kept = order[0]
+    for i, name in enumerate(order[1:], 1):
+        if all(_beats(scores[name]["right"], scores[simpler]["right"], alpha) for simpler in order[:i]):
+            kept = name
+    return kept
+
+
+def _beats(right: Sequence[bool], other: Sequence[bool], alpha: float) -> bool:
+    test = mcnemar(right, other)
+    return test.a_only > test.b_only and test.p_value < alpha
+
+
 def fit_calibrator(outcomes: list[tuple[float, float, bool]]) -> tuple[Calibrator | None, dict[str, Any]]:
     """A calibrator fitted on dev outcomes and its dev ECE/Brier before and after (in-sample), or None and why."""
     try:
@@ -379,6 +412,7 @@ def compile(
     out: str | Path | None = None,
     calibrate: bool = False,
     manifest: dict[str, Any] | None = None,
+    keep: str = "simpler",
 ) -> Compiled:
     """Compile ``student``'s roles on ``trainset``; score the result and ``student`` itself on ``devset``.
 
@@ -388,7 +422,9 @@ def compile(
     keep the student's instructions and demos. With ``calibrate``, a confidence calibrator
     (``programs.calibration``) is fitted on the compiled program's dev debates and saved in its config. Refuses
     (``CompileError``) when the estimated LM calls exceed ``max_calls``. With ``out``, writes the artifact
-    (``save_program``) with a manifest of the run (``manifest`` adds to it).
+    (``save_program``) with a manifest of the run (``manifest`` adds to it). What is kept (returned as ``debate``
+    and saved) is, with ``keep="simpler"``, the simplest program that no more elaborate one beats on dev
+    (``kept_program``: a tie keeps the simpler); ``keep="compiled"`` keeps the optimizer's result whatever dev says.
 
     Example::
 
@@ -401,6 +437,8 @@ def compile(
     trainset, devset = list(trainset), list(devset)
     if not trainset:
         raise CompileError("compile needs at least one train example")
+    if keep not in KEEP_RULES:
+        raise CompileError(f"keep must be one of {', '.join(KEEP_RULES)} (got {keep!r})")
     chosen = _roles_to_compile(student, roles)
     config = student.config.for_task_kind(task.task_kind)
     plan = plan_compile(optimizer, config, len(trainset), len(devset), settings)
@@ -432,8 +470,14 @@ def compile(
             "handwritten": dev_scores(handwritten, devset, metric),
             "random_demos": dev_scores(control, devset, metric) | {"k": k, "seed": seed},
         }
-    calibrator, calibration = fit_calibrator(outcomes) if calibrate else (None, None)
+    kept = kept_program(scores) if keep == "simpler" else "compiled"
+    calibrator, calibration = fit_calibrator(outcomes) if calibrate and kept == "compiled" else (None, None)
+    if calibrate and kept != "compiled":
+        reason = f"kept {kept}; the calibrator is fitted on the compiled program's dev debates"
+        calibration = {"fitted": False, "reason": reason}
     compiled.config = config.updated(calibrator=calibrator)
+    program = {"handwritten": handwritten, "random_demos": control, "compiled": compiled}[kept]
+    program.config = compiled.config  # the configured concurrency back (dev ran one call at a time)
     wall_s = round(time.perf_counter() - started, 1)
     manifest = {
         "task": task.name,
@@ -458,6 +502,7 @@ def compile(
         },
         "dev": scores,
         "dev_verdict": dev_verdict(scores),
+        "kept": {"program": kept, "rule": keep},
         "demos_dropped": dropped,  # proposer/reviser demos answering wrong, taken from debates that ended right
         "calibration": calibration,
         "estimated_calls": plan.calls,
@@ -465,8 +510,8 @@ def compile(
         "wall_s": wall_s,
     }
     if out is not None:
-        save_program(compiled, out, manifest=manifest)
-    return Compiled(compiled, plan, scores, manifest, wall_s)
+        save_program(program, out, manifest=manifest)
+    return Compiled(program, plan, scores, manifest, wall_s, kept, compiled)
 
 
 def _roles_to_compile(student: Debate, roles: Sequence[str] | None) -> list[str]:

@@ -54,7 +54,8 @@ def script(turn: Turn):
 def test_compile_fits_a_calibrator_saves_it_and_the_program_reports_calibrated_confidence(scripted, tmp_path):
     model, out = scripted(script), tmp_path / "calibrated.json"
     argv = ["compile", "--task", "arithmetic", "--model", model, "--optimizer", "bootstrap", "--protocol", "majority"]
-    assert main([*argv, "--train", "2", "--dev", "24", "--calibrate", "--yes", "--out", str(out)]) == 0
+    argv += ["--train", "2", "--dev", "24", "--calibrate", "--keep", "compiled"]
+    assert main([*argv, "--yes", "--out", str(out)]) == 0
     manifest = json.loads(out.read_text())["manifest"]["calibration"]
     assert manifest["fitted"] and manifest["n"] == 24
     assert manifest["ece_10_after"] < manifest["ece_10_before"]

@@ -18,6 +18,7 @@ from madspy.optimizers.compile import (
     compile,
     compile_program,
     dev_verdict,
+    kept_program,
     plan_compile,
     random_demo_control,
 )
@@ -81,7 +82,9 @@ def test_an_auto_protocol_is_compiled_and_saved_with_the_task_kind(model, tmp_pa
 
 def test_bootstrap_puts_demos_on_every_role_that_ran_and_the_artifact_round_trips(model, tmp_path):
     out = tmp_path / "arith.json"
-    result = compile_program("arithmetic", model, "bootstrap", train=3, dev=2, seed=1, config=small(model), out=out)
+    result = compile_program(
+        "arithmetic", model, "bootstrap", train=3, dev=2, seed=1, config=small(model), out=out, keep="compiled"
+    )
     demos = {name: len(p.demos) for name, p in result.debate.named_predictors()}
     # Which of a trace's proposer calls DSPy picks is seeded by the demos' hash; the skeptic's wrong ones are dropped.
     demos["proposer"] += result.manifest["demos_dropped"].get("proposer", 0)
@@ -143,7 +146,7 @@ def test_gepa_adopts_a_better_instruction_from_a_scripted_reflection_model(model
     result = compile_program(
         "arithmetic", model, "gepa", train=3, dev=2, seed=0, config=small(model), settings={"max_metric_calls": 9}
     )
-    assert "Improved" in result.debate.proposer.signature.instructions
+    assert "Improved" in result.optimized.proposer.signature.instructions
     assert result.dev["compiled"]["accuracy"] == 1.0
 
 
@@ -241,6 +244,8 @@ def test_cli_compiled_and_handwritten_programs_run_and_evaluate(model, capsys, t
                 "2",
                 "--dev",
                 "1",
+                "--keep",
+                "compiled",
                 "--yes",
                 "--out",
                 str(compiled),
@@ -393,7 +398,9 @@ def test_compiles_draw_from_a_training_split_when_the_task_has_one():
 def test_compile_takes_a_student_and_the_users_examples_and_only_the_roles_named(model, tmp_path):
     train, dev = ARITHMETIC.load(n=3, seed=4), ARITHMETIC.load(n=2, seed=9)
     student = Debate(small(model))
-    result = compile(student, train, dev, task=ARITHMETIC, roles=["reviser", "critic"], out=tmp_path / "c.json")
+    result = compile(
+        student, train, dev, task=ARITHMETIC, roles=["reviser", "critic"], out=tmp_path / "c.json", keep="compiled"
+    )
     demos = {name: len(p.demos) for name, p in result.debate.named_predictors()}
     assert demos["reviser"] > 0 and demos["critic"] > 0 and demos["proposer"] == demos["resolver"] == 0
     manifest = load_program(tmp_path / "c.json").manifest
@@ -422,6 +429,33 @@ def test_a_dev_difference_the_test_cannot_tell_from_chance_is_a_tie_not_a_win():
     assert verdict["verdict"] == "tie"  # better than hand-written alone is not better than few-shot
     scores["random_demos"]["right"] = [False] * 6
     assert dev_verdict(scores)["verdict"] == "better"
+
+
+def test_a_tie_on_dev_keeps_the_simpler_program_and_says_so(model, tmp_path):
+    train, dev = ARITHMETIC.load(n=3, seed=4), ARITHMETIC.load(n=2, seed=9)
+    result = compile(Debate(small(model)), train, dev, task=ARITHMETIC, out=tmp_path / "c.json")
+    assert result.manifest["dev_verdict"]["verdict"] == "tie"  # two dev questions tell nothing apart
+    assert result.kept == "handwritten" and result.manifest["kept"] == {"program": "handwritten", "rule": "simpler"}
+    assert not any(p.demos for p in result.debate.predictors())  # saved: the hand-written program
+    assert any(p.demos for p in result.optimized.predictors())  # the optimizer's result is still at hand
+    saved = load_program(tmp_path / "c.json")
+    assert not any(p.demos for p in saved.predictors()) and saved.config.concurrency == small(model).concurrency
+    with pytest.raises(CompileError, match="keep must be one of simpler, compiled"):
+        compile(Debate(small(model)), train, dev, task=ARITHMETIC, keep="best")
+
+
+@pytest.mark.parametrize(
+    ("right", "kept"),
+    [
+        ({"handwritten": [False] * 7, "random_demos": [False] * 7, "compiled": [True] * 7}, "compiled"),
+        ({"handwritten": [False] * 7, "random_demos": [True] * 7, "compiled": [True] * 7}, "random_demos"),
+        ({"handwritten": [True] * 7, "random_demos": [True] * 7, "compiled": [True] * 7}, "handwritten"),
+        ({"handwritten": [False] * 7, "random_demos": [True] * 7, "compiled": [False] * 7}, "random_demos"),
+        ({"handwritten": [True] * 7, "random_demos": [False] * 7, "compiled": [False] * 7}, "handwritten"),
+    ],
+)
+def test_compile_keeps_the_most_elaborate_program_that_beats_every_simpler_one(right, kept):
+    assert kept_program({name: {"right": r} for name, r in right.items()}) == kept  # 7 of 7 against 0: p = 0.016
 
 
 def test_a_users_seeded_split_is_recorded_in_the_manifest(model, tmp_path):

@@ -51,7 +51,7 @@ def _add_debate_options(p: argparse.ArgumentParser) -> None:
 
 
 def add_compile(sub: argparse._SubParsersAction) -> None:
-    from madspy.optimizers.compile import DEFAULT_MAX_CALLS, OPTIMIZERS
+    from madspy.optimizers.compile import DEFAULT_MAX_CALLS, KEEP_RULES, OPTIMIZERS
     from madspy.programs.protocols import ProtocolName
 
     p = sub.add_parser(
@@ -63,6 +63,13 @@ def add_compile(sub: argparse._SubParsersAction) -> None:
     _add_debate_options(p)
     p.add_argument("--optimizer", choices=OPTIMIZERS, help="the DSPy optimizer (required unless --handwritten)")
     p.add_argument("--handwritten", action="store_true", help="save the hand-written program instead of compiling")
+    p.add_argument(
+        "--keep",
+        choices=KEEP_RULES,
+        default="simpler",
+        help="simpler (default): save the simplest of hand-written, + random demos, compiled that none beats on "
+        "dev (a tie keeps the simpler); compiled: save the optimizer's result whatever dev says",
+    )
     p.add_argument("--train", type=int, default=8, help="train questions the optimizer sees (default 8)")
     p.add_argument("--dev", type=int, default=8, help="held-out questions scoring both programs (default 8)")
     p.add_argument("--out", type=Path, required=True, help="the program artifact to write (JSON)")
@@ -301,10 +308,18 @@ def cmd_compile(args: argparse.Namespace) -> int:
         out=args.out,
         calibrate=args.calibrate,
         settings=settings,
+        keep=args.keep,
     )
     dev = {name: {k: v for k, v in score.items() if k != "right"} for name, score in result.dev.items()}
     verdict = result.manifest["dev_verdict"]["verdict"]  # compiled against both controls, paired
-    print(json.dumps({"out": str(args.out), "wall_s": result.wall_s, "dev": dev, "dev_verdict": verdict}, indent=2))
+    summary = {"out": str(args.out), "wall_s": result.wall_s, "dev": dev, "dev_verdict": verdict, "kept": result.kept}
+    print(json.dumps(summary, indent=2))
+    if result.kept != "compiled":
+        print(
+            f"saved the {result.kept} program: on {len(result.dev['compiled']['right'])} dev questions the compiled "
+            "one did not beat it (--keep compiled saves the optimizer's result; more --dev questions can tell)",
+            file=sys.stderr,
+        )
     return 0
 
 
