@@ -16,7 +16,6 @@ Example::
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,11 +26,9 @@ from madspy.evaluation import EvalError, eval_settings, load_rows, program_as_re
 from madspy.optimizers.compile import calibration_quality, fit_calibrator
 from madspy.optimizers.traces import ProposalTrace
 from madspy.programs.artifact import save_program
-from madspy.programs.calibration import Calibrator, vote_share
+from madspy.programs.calibration import Calibrator, Outcome, signals
 from madspy.programs.transcript import Transcript
 from madspy.rows import EvalRow
-
-Outcome = tuple[float, float, bool]  # (raw confidence, winning answer's vote share, right)
 
 
 @dataclass
@@ -56,9 +53,10 @@ def _settings(folder: Path, program: str) -> dict[str, Any]:
 
 
 def row_outcome(row: EvalRow) -> Outcome | None:
-    """A debate's outcome read off its eval row alone, as the debate computed it: the row's confidence and the
-    share of the last answered round's votes held by the answer chosen (proposals without a vote key never
-    voted). Exact for a program without a calibrator (its row holds the raw confidence); None when unanswered.
+    """A debate's signals (``calibration.signals``) read off its eval row alone, as the debate computed them: the
+    row's confidence, the share of the last answered round's votes held by the answer chosen (proposals without a
+    vote key never voted), the share of round 0's answers that were it, and whether the critic flagged a proposal
+    holding it. Exact for a program without a calibrator (its row holds the raw confidence); None when unanswered.
 
     >>> from madspy.optimizers.traces import ProposalTrace as P
     >>> row = EvalRow(program="debate", id="q1", gold="4", answer="4", correct=True, confidence=0.8,
@@ -66,7 +64,7 @@ def row_outcome(row: EvalRow) -> Outcome | None:
     ...     P(round=1, agent=0, answer="4", correct=True, key="4"), P(round=1, agent=1, answer="5", correct=False,
     ...     key="5"), P(round=1, agent=2, answer="?", correct=False, key=None)])
     >>> row_outcome(row)
-    (0.8, 0.5, True)
+    ({'confidence': 0.8, 'vote_share': 0.5, 'first_agreement': 1.0, 'flagged': 0.0}, True)
     """
     if row.answer is None:
         return None
@@ -77,7 +75,10 @@ def row_outcome(row: EvalRow) -> Outcome | None:
             break
     # the answer chosen as any round's proposal wrote it (a vote anchored by evidence-only flips may be older)
     key = next((p.key for p in row.proposals if p.answer == row.answer and p.key is not None), None)
-    return row.confidence, vote_share(dict(Counter(v.key for v in votes)), key), row.correct
+    first = [p.key for p in row.proposals if p.round == 0]
+    holders = {(p.round, p.agent) for p in row.proposals if p.key == key and key is not None}
+    flagged = any(c.flagged and (c.round, c.agent) in holders for c in row.critic)
+    return signals(row.confidence, key, first, [v.key for v in votes], flagged), row.correct
 
 
 def _rows_are_raw(folder: Path, settings: dict[str, Any], program: str) -> bool:
@@ -91,7 +92,7 @@ def _rows_are_raw(folder: Path, settings: dict[str, Any], program: str) -> bool:
 
 
 def outcomes(folder: str | Path, program: str, *, skip_missing: bool = False) -> dict[str, Outcome]:
-    """Each answered debate of ``program`` in an eval ``folder``, by question id: raw confidence, vote share, right.
+    """Each answered debate of ``program`` in an eval ``folder``, by question id: its signals and whether it was right.
 
     A row whose transcript is missing gives its outcome from the row itself (``row_outcome``) when that is
     exact: the program is unchanged since the folder recorded it and has no calibrator. Otherwise it is an
@@ -118,7 +119,9 @@ def outcomes(folder: str | Path, program: str, *, skip_missing: bool = False) ->
             )
         decision = Transcript.load(path).decision
         if decision is not None and decision.answer is not None:
-            found[row.id] = (decision.confidence, decision.vote_share or 0.0, row.correct)
+            # the raw confidence from the transcript; the other signals from it too, or from the row when older
+            seen = decision.signals or {**row_outcome(row)[0], "confidence": decision.confidence}
+            found[row.id] = (seen, row.correct)
     return found
 
 

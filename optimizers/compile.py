@@ -40,7 +40,7 @@ from madspy.optimizers.composite import CompositeMetric, Terms, Weights
 from madspy.optimizers.metrics import accuracy, auroc, brier, ece, mcnemar
 from madspy.optimizers.specs import SPECS, spec_of
 from madspy.programs.artifact import adopt_roles, save_program
-from madspy.programs.calibration import Calibrator
+from madspy.programs.calibration import Calibrator, Outcome
 from madspy.programs.config import DebateConfig, TaskKind
 from madspy.programs.debate import Debate
 from madspy.programs.memory import MASKED
@@ -167,19 +167,18 @@ def dev_scores(
     debate: Debate,
     devset: list[dspy.Example],
     metric: CompositeMetric,
-    outcomes: list[tuple[float, float, bool]] | None = None,
+    outcomes: list[Outcome] | None = None,
 ) -> dict[str, Any]:
     """Mean composite score and its terms over ``devset`` (critic over questions with critic calls).
 
-    ``outcomes``, when given, receives each answered debate's (raw confidence, vote share, right):
-    what a calibrator is fitted on."""
+    ``outcomes``, when given, receives each answered debate's (signals, right): what a calibrator is fitted on."""
     preds = [debate(**e.inputs()) for e in devset]
     terms: list[Terms] = [metric.terms(e, p) for e, p in zip(devset, preds, strict=True)]
     if outcomes is not None:
         for e, p in zip(devset, preds, strict=True):
             decision = p.transcript.decision
             if decision is not None and decision.answer is not None:
-                outcomes.append((decision.confidence, decision.vote_share or 0.0, metric.correct(p.answer, e.answer)))
+                outcomes.append((decision.signals, metric.correct(p.answer, e.answer)))
     critic = [t.critic for t in terms if t.critic is not None]
     right = accuracy([t.accuracy for t in terms])
     return {
@@ -280,7 +279,7 @@ def _beats(right: Sequence[bool], other: Sequence[bool], alpha: float) -> bool:
     return test.a_only > test.b_only and test.p_value < alpha
 
 
-def fit_calibrator(outcomes: list[tuple[float, float, bool]]) -> tuple[Calibrator | None, dict[str, Any]]:
+def fit_calibrator(outcomes: list[Outcome]) -> tuple[Calibrator | None, dict[str, Any]]:
     """A calibrator fitted on dev outcomes and its dev ECE/Brier before and after (in-sample), or None and why."""
     try:
         calibrator = Calibrator.fit(outcomes)
@@ -289,15 +288,15 @@ def fit_calibrator(outcomes: list[tuple[float, float, bool]]) -> tuple[Calibrato
     return calibrator, {"fitted": True, "in_sample": True, **calibration_quality(calibrator, outcomes)}
 
 
-def calibration_quality(calibrator: Calibrator, outcomes: list[tuple[float, float, bool]]) -> dict[str, Any]:
-    """n, ECE (10 and 5 bins), Brier and AUROC of the raw and the calibrated confidence on (confidence, share,
-    right), beside the baseline any calibrator must beat: a constant at the rate it was fitted on (its ``base_rate``;
+def calibration_quality(calibrator: Calibrator, outcomes: list[Outcome]) -> dict[str, Any]:
+    """n, ECE (10 and 5 bins), Brier and AUROC of the raw and the calibrated confidence on (signals, right),
+    beside the baseline any calibrator must beat: a constant at the rate it was fitted on (its ``base_rate``;
     in-sample when unknown), which has the base rate's ECE and Brier and ranks nothing (AUROC 0.5). ``ranks``
     says whether the calibrated confidence tells right from wrong at all, which a calibrator that learned only the
     base rate does not, however low its ECE."""
-    correct = [c for *_, c in outcomes]
-    raw = [conf for conf, _, _ in outcomes]
-    calibrated = [calibrator(conf, share) for conf, share, _ in outcomes]
+    correct = [c for _, c in outcomes]
+    raw = [float(seen.get("confidence") or 0.0) for seen, _ in outcomes]
+    calibrated = [calibrator(seen) for seen, _ in outcomes]
     rate = calibrator.base_rate if calibrator.base_rate is not None else sum(correct) / len(correct)
     constant = [rate] * len(outcomes)
     after = auroc(calibrated, correct)
@@ -462,7 +461,7 @@ def compile(
         dropped = drop_wrong_answers(compiled, trainset, metric)
         for predictor in compiled.predictors():
             predictor.lm = None  # SIMBA pins sampling LMs on predictors; the debate routes LMs per role
-        outcomes: list[tuple[float, float, bool]] = []
+        outcomes: list[Outcome] = []
         k = len(compiled.proposer.demos)
         control = random_demo_control(handwritten, trainset, k, seed) if k else handwritten
         scores = {

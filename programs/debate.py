@@ -32,7 +32,7 @@ import dspy
 from madspy.core.models import check_question, make_lm, one_call_at_a_time
 from madspy.programs.answers import echoes_tally, format_tally, normalize_answer, read_answer
 from madspy.programs.budget import RunBudget
-from madspy.programs.calibration import vote_share
+from madspy.programs.calibration import signals
 from madspy.programs.calls import Job, Outcome, run_jobs
 from madspy.programs.checks import check_proposal, checks_on
 from madspy.programs.config import DebateConfig
@@ -800,9 +800,11 @@ class _Run:
         )
         if decision.answer is not None:
             key = self.debate.normalize(decision.answer)  # as written by a vote of any round, or by the judge
-            share = vote_share(tally(votes), key)
-            calibrated = self.cfg.calibrator(decision.confidence, share) if self.cfg.calibrator else None
-            decision = decision.model_copy(update={"vote_share": share, "calibrated_confidence": calibrated})
+            first = [v.key for v in self.history[0]] if self.history else []
+            seen = signals(decision.confidence, key, first, [v.key for v in votes], flagged=self.flags[key] > 0)
+            calibrated = self.cfg.calibrator(seen) if self.cfg.calibrator else None
+            update = {"vote_share": seen["vote_share"], "calibrated_confidence": calibrated, "signals": seen}
+            decision = decision.model_copy(update=update)
         calls: list[Call] = self.transcript.calls()
         t = self.transcript
         t.decision, t.status, t.stop_reason = decision, _status(stop, votes, decision, calls), stop

@@ -220,6 +220,7 @@ class Decision(BaseModel):
     candidates: dict[str, float] = Field(default_factory=dict)  # every answer's score, where a protocol scores
     vote_share: float | None = None  # share of the final votes held by the answer chosen
     calibrated_confidence: float | None = None  # the program's calibrator applied to confidence (reported)
+    signals: dict[str, float] = Field(default_factory=dict)  # what a calibrator reads (``calibration.signals``)
 
 
 class Transcript(BaseModel):

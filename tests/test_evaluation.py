@@ -520,7 +520,7 @@ def test_calibrate_fits_on_one_eval_checks_on_another_and_saves_the_program(scri
     assert record["held_out"]["folders"] == [str(tmp_path / "check")] and record["held_out"]["n"] == 12 - overlap
     result = debate(question=get_task("arithmetic").load(n=1, seed=0)[0].question)
     raw = result.transcript.decision.confidence
-    assert result.confidence == report.calibrator(raw, 1.0) != raw
+    assert result.confidence == report.calibrator(result.transcript.decision.signals) != raw
 
     assert main(["calibrate", str(tmp_path / "fit"), "--program", "sc:3", "--check", str(tmp_path / "check")]) == 0
     assert "held out" in capsys.readouterr().out
