@@ -94,22 +94,55 @@ def _plain(text: str) -> str:
 
 
 def quoted_option(answer: str, question: str) -> str | None:
-    r"""``"B) its text"`` when ``answer`` is the text of the question's option B, else None.
+    r"""``"B) its text"`` when ``answer`` names the question's option B and no other, else None.
 
     Asked for a letter, small models sometimes answer with the option's text (8 of 150 round-0
-    answers of the bench model on 50 arc_challenge questions), which no letter normalizer reads:
-    the answer is then no vote at all. Case and punctuation are ignored; nothing else is guessed.
+    answers of the bench model on 50 arc_challenge questions; on the free-text format, 11 of 51
+    `cot` answers, 2026-12-07), which no letter normalizer reads: the answer is then no vote at all.
+    An answer names an option when it is the option's text with case, spacing, punctuation and
+    markup ignored ("NaCl + H2O" for "NaCl + H_{2}O"); when it is a bare number and exactly one
+    option starts with that number ("12" for "12.0 km/h^2"); or when it is a few words that all occur
+    in exactly one option ("mode" for "the mode of the number of eggs"). Anything else is not guessed.
 
-    >>> question = "Which is a metal?\n\nA) wood\nB) copper wire\nC) glass"
+    >>> question = "Which is a metal?\n\nA) wood\nB) copper wire\nC) glass wire"
     >>> quoted_option("Copper wire.", question), quoted_option("B", question), quoted_option("copper", question)
-    ('B) copper wire', None, None)
+    ('B) copper wire', None, 'B) copper wire')
+    >>> quoted_option("wire", question) is None, quoted_option("12", "?\nA) 6.0 km/h^2\nB) 12.0 km/h^2")
+    (True, 'B) 12.0 km/h^2')
     """
-    wanted = _plain(answer)
-    if not wanted:
-        return None
-    return next(
-        (f"{letter}) {text}" for letter, text in _OPTION_LINE.findall(question) if _plain(text) == wanted), None
-    )
+    options = _OPTION_LINE.findall(question)
+    for names in (_same_text, _same_number, _words_within):
+        named = [f"{letter}) {text}" for letter, text in options if names(answer, text)]
+        if len(named) == 1:
+            return named[0]
+    return None
+
+
+def _compact(text: str) -> str:
+    return re.sub(r"[\W_]+", "", text.casefold())
+
+
+def _same_text(answer: str, option: str) -> bool:
+    return bool(_compact(answer)) and _compact(answer) == _compact(option)
+
+
+_BARE_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?|-?\.\d+")
+
+
+def _same_number(answer: str, option: str) -> bool:
+    """A bare number and the number the option starts with, equal as numbers."""
+    said, starts = _BARE_NUMBER.fullmatch(answer.strip().rstrip(".")), _BARE_NUMBER.match(option.strip())
+    return bool(said and starts) and float(said[0].replace(",", "")) == float(starts[0].replace(",", ""))
+
+
+_FILLER = {"a", "an", "the", "of", "is", "it"}
+MAX_NAMING_WORDS = 4
+
+
+def _words_within(answer: str, option: str) -> bool:
+    """At most ``MAX_NAMING_WORDS`` words (fillers aside), all of them words of the option."""
+    words = set(_plain(answer).split()) - _FILLER
+    return 0 < len(words) <= MAX_NAMING_WORDS and words <= set(_plain(option).split())
 
 
 def read_answer(said: object, question: str, normalize: Callable[[str], str | None]) -> str:

@@ -9,6 +9,7 @@ from scripts import by_agent, proposal
 
 from madspy.core.errors import InputError
 from madspy.programs import AgentConfig, Debate, DebateConfig, Transcript
+from madspy.programs.answers import read_answer
 from madspy.programs.transcript import EventKind
 
 PERSONAS = ["A", "B", "C"]
@@ -107,12 +108,31 @@ def test_an_answer_that_is_an_options_text_votes_for_its_letter(scripted):
     assert result.transcript.calls()[1].output["answer"] == "Copper wire."  # the record keeps what was said
     rows = debate_trace(result.transcript, lambda answer: task.score(answer, "B") == 1.0, task.normalize)
     assert [(p.key, p.correct) for p in rows.proposals] == [("B", True), ("B", True), ("C", False)]  # as counted
-    unreadable = scripted(by_agent(PERSONAS, [["B"], ["copper"], ["(C)"]]))  # no option's text: still no vote
+    unreadable = scripted(by_agent(PERSONAS, [["B"], ["shiny metal"], ["(C)"]]))  # names no option: still no vote
     result = Debate(
         config(unreadable, rounds=1, protocol="majority", critic={"enabled": False}),
         normalize=get_task("arc_challenge").normalize,
     )(question=question)
     assert result.transcript.rounds[0].votes == {"0": "B", "2": "(C)"}
+
+
+# The bench model's `cot` answer fields on arc_challenge test questions (2026-12-07) and the options they name.
+NAMED_OPTIONS = [
+    ("NaCl + H2O", "A) Na + Cl_{2}\nB) NaCL + OH\nC) NaOH + Cl\nD) NaCl + H_{2}O", "D"),
+    ("12", "A) 0.2 km/h^2\nB) 3.0 km/h^2\nC) 6.0 km/h^2\nD) 12.0 km/h^2", "D"),
+    ("1.5", "A) 1.0 g\nB) 1.5 g\nC) 148.5 g\nD) 298.5 g", "B"),
+    ("mode", "A) the mean number of eggs\nB) the median number of eggs\nC) the mode of the number of eggs", "C"),
+    ("1.0 because the calculation is straightforward", "A) 80 km per hour\nB) 90 km per hour", None),
+    ("eggs", "A) the mean number of eggs\nB) the median number of eggs", None),  # in both: not guessed
+]
+
+
+@pytest.mark.parametrize(("said", "options", "letter"), NAMED_OPTIONS)
+def test_an_answer_naming_exactly_one_option_is_that_option(said, options, letter):
+    from madspy.data import get_task
+
+    task = get_task("arc_challenge")
+    assert task.normalize(read_answer(said, f"Which?\n\n{options}", task.normalize)) == letter
 
 
 def test_an_answer_field_holding_an_essay_is_cut_to_its_first_line(scripted):
