@@ -50,10 +50,12 @@ from madspy.data.tasks import LoadReport
 from madspy.optimizers.traces import debate_trace
 from madspy.programs.answers import normalize_answer
 from madspy.programs.artifact import content_digest, load_program
+from madspy.programs.calibration import STATED
 from madspy.programs.config import TRANSPORT_FIELDS, AdversaryConfig, DefenseConfig, merge
 from madspy.programs.credit import CreditLedger
 from madspy.programs.debate import Debate
 from madspy.programs.formats import resolve as resolve_format
+from madspy.programs.modes import ROLE_OF_MODE
 from madspy.programs.presets import PRESETS, is_preset, preset
 from madspy.programs.transcript import Status
 from madspy.rows import EvalRow, append_jsonl, jsonl_records
@@ -243,8 +245,8 @@ _ADDED_WITH_ROLE = {("critic", "program_check"): (Role.SOLVER, ("program_samples
 def program_fingerprint(debate: Debate) -> str:
     """A short hash of what makes a program answer as it does: each role's signature
     (instructions, field descriptions) and demos, and its config without operational fields (nor options
-    added later, at the value that keeps the earlier behaviour: ``_ADDED_OFF``, agents in the ``cot`` mode and, with
-    none in another, the ``programmer`` role).
+    added later, at the value that keeps the earlier behaviour: ``_ADDED_OFF``, agents in the ``cot`` mode and the
+    role of each other mode no agent takes).
 
     >>> from madspy.programs import DebateConfig
     >>> a, b = Debate(DebateConfig(model="openai/m")), Debate(DebateConfig(model="openai/m", cache=False))
@@ -268,8 +270,13 @@ def program_fingerprint(debate: Debate) -> str:
     for agent in config["agents"]:  # reasoning modes came later: a cot agent is the agent it was
         if agent["mode"] == "cot":
             del agent["mode"]
-    if not any("mode" in agent for agent in config["agents"]):
-        roles.pop(Role.PROGRAMMER.value, None)
+    calibrator = config.get("calibrator")
+    if calibrator and tuple(calibrator.get("features", STATED)) == STATED:  # what calibrators read before signals
+        calibrator.pop("features", None)
+    used = {agent["mode"] for agent in config["agents"] if "mode" in agent}
+    for mode, role in ROLE_OF_MODE.items():  # a mode's role, while no agent takes the mode
+        if mode != "cot" and mode not in used:
+            roles.pop(role.value, None)
     return content_digest({"roles": roles, "config": config})[:16]
 
 

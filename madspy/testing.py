@@ -51,6 +51,7 @@ ROLE_OF_OUTPUTS: dict[frozenset[str], Role] = {
     frozenset(signatures.MaskEvaluate.output_fields): Role.MASK,
     frozenset(signatures.SolveInCode.output_fields): Role.SOLVER,
     frozenset(signatures.ProposeProgram.output_fields): Role.PROGRAMMER,
+    frozenset(signatures.ProposeAndVerify.output_fields): Role.VERIFIER,
 }
 _OUTPUTS_HEADER = "Your output fields are:"
 _FIELD_NAME = re.compile(r"^\d+\. `(\w+)`", re.MULTILINE)

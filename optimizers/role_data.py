@@ -80,7 +80,7 @@ def shown_answer(text: str) -> str:
 def _labels(
     role: Role, inputs: dict[str, Any], output: dict[str, Any], right: Callable[[str], bool], round_answers: list[str]
 ) -> dict[str, bool]:
-    if role in (Role.PROPOSER, Role.PROGRAMMER):
+    if role in (Role.PROPOSER, Role.PROGRAMMER, Role.VERIFIER):
         return {"correct": right(clean_answer(str(output.get("answer") or "")))}
     if role == Role.REVISER:
         return {

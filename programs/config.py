@@ -113,7 +113,8 @@ class AgentConfig(_Strict):
     persona: str = Field(description="the perspective the debater answers from")
     mode: Mode = Field(
         "cot",
-        description="how it reasons when it first answers: cot (free text) or program (a program the sandbox runs)",
+        description="how it reasons when it first answers: cot (free text), program (a program the sandbox runs) or "
+        "verify (solves, then substitutes its answer back into the question's conditions)",
     )
     temperature: float = Field(0.8, ge=0.0, le=2.0, description="the debater's sampling temperature")
     model: str | None = Field(None, description="the debater's own LiteLLM model (default: the debate's model)")

@@ -64,6 +64,7 @@ from madspy.signatures import (
     CritiqueProposalOnly,
     MaskEvaluate,
     Propose,
+    ProposeAndVerify,
     ProposeProgram,
     Referee,
     Resolve,
@@ -168,6 +169,7 @@ class Debate(dspy.Module):
         self.referee = dspy.Predict(Referee)
         self.solver = dspy.Predict(SolveInCode)
         self.programmer = ProgramPredict(ProposeProgram)
+        self.verifier = dspy.Predict(ProposeAndVerify)
         for model in self.config.models():  # fail now, not mid-debate, on an unknown model
             self._lm_for(model, 0.0)
 

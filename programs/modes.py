@@ -6,6 +6,9 @@
   it (``program_check.execute``: a separate process, CPU and memory limits, no imports but ``math``) and the
   number it leaves in ``answer`` is the agent's answer. The program is its argument: peers and critics read its
   lines as its steps. A program that raises, loops, imports or computes no number fails the call, with the reason.
+- ``verify``: backward verification (the ``verifier`` role; Weng et al. 2023, "Large Language Models are Better
+  Reasoners with Self-Verification"): the agent solves in free text, then substitutes its answer back into each
+  condition of the question and corrects it where one fails, in the same reply. The substitution is its argument.
 
 Agents of different modes make errors in different places ("Stop Overvaluing Multi-Agent Debate", 2025: a panel's
 heterogeneity is what makes debate pay). In later rounds every agent revises in free text (``reviser``).
@@ -24,8 +27,8 @@ import dspy
 from madspy.programs.program_check import execute
 from madspy.signatures import Role
 
-Mode = Literal["cot", "program"]
-ROLE_OF_MODE: dict[str, Role] = {"cot": Role.PROPOSER, "program": Role.PROGRAMMER}
+Mode = Literal["cot", "program", "verify"]
+ROLE_OF_MODE: dict[str, Role] = {"cot": Role.PROPOSER, "program": Role.PROGRAMMER, "verify": Role.VERIFIER}
 
 
 class ProgramFailed(RuntimeError):

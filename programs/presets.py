@@ -62,6 +62,13 @@ def program_of_thought() -> dict[str, Any]:
     return _independent(agents)
 
 
+def backward_verification() -> dict[str, Any]:
+    """Single-agent backward verification: one greedy reply that solves, then checks its answer against each
+    condition (``programs.modes``); the verify mode's baseline."""
+    agents = [AgentConfig(persona=NEUTRAL_PERSONA, temperature=0.0, mode="verify").model_dump()]
+    return _independent(agents)
+
+
 def self_consistency(k: int = 5) -> dict[str, Any]:
     """``k`` independent samples, majority vote (Wang et al. 2023)."""
     return _independent(_sampled(k))
@@ -127,6 +134,7 @@ PRESETS = {
     "plain-sc": plain_self_consistency,
     "cot": cot,
     "pot": program_of_thought,
+    "verify": backward_verification,
     "sc": self_consistency,
     "du-mad": du_mad,
     "debate": debate,

@@ -38,11 +38,12 @@ class Role(Vocabulary):
     MASK = "mask"  # the mask evaluator: keeps or drops a remembered answer (MAD-M2)
     SOLVER = "solver"  # the program check's solver: writes the question as a program (critic.program_check)
     PROGRAMMER = "programmer"  # the proposer of an agent in program mode: its answer is what its program computes
+    VERIFIER = "verifier"  # the proposer of an agent in verify mode: it solves, then checks its answer backwards
 
     @property
     def answers(self) -> bool:
         """Whether this role gives an agent's answer (proposer, programmer and reviser)."""
-        return self in (Role.PROPOSER, Role.PROGRAMMER, Role.REVISER)
+        return self in (Role.PROPOSER, Role.PROGRAMMER, Role.VERIFIER, Role.REVISER)
 
 
 IssueType = Literal[
@@ -213,6 +214,24 @@ class ProposeProgram(dspy.Signature):
     reasoning: str = dspy.OutputField(desc="your plan in plain text: the quantities given and how they combine")
     program: str = dspy.OutputField(desc="Python code that assigns the final number to `answer`")
     confidence: float = dspy.OutputField(desc="probability the program's answer is correct, 0.0 to 1.0")
+
+
+class ProposeAndVerify(dspy.Signature):
+    """You are one debater in a panel that answers a question together, and you check your answer backwards.
+    From the perspective given in `persona`, solve the question in `reasoning`, step by step in plain text,
+    writing out every computation. Then, in `verification`, take your answer as given and substitute it back
+    into each condition the question states, one by one, and check that every condition holds. If one does not,
+    find the mistake and correct the answer. Give the short final `answer` (no explanation in it) and your
+    `confidence` that it is correct, from 0.0 to 1.0."""
+
+    # An agent in verify mode (backward verification: Weng et al. 2023, "Large Language Models are Better
+    # Reasoners with Self-Verification"): its check by substitution is its argument in the debate.
+    question: str = dspy.InputField()
+    persona: str = dspy.InputField(desc="the perspective you answer from")
+    reasoning: str = dspy.OutputField(desc=REASONING)
+    verification: str = dspy.OutputField(desc="your answer substituted into each condition of the question, checked")
+    answer: str = dspy.OutputField(desc="the final answer only, corrected if a check failed")
+    confidence: float = dspy.OutputField(desc="probability your answer is correct, 0.0 to 1.0")
 
 
 class SolveInCode(dspy.Signature):

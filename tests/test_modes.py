@@ -10,6 +10,7 @@ from madspy.evaluation import program_fingerprint
 from madspy.programs import Debate, DebateConfig
 from madspy.programs.artifact import load_program, save_program
 from madspy.programs.debate import format_proposal
+from madspy.programs.presets import preset
 from madspy.testing import calls_of
 
 QUESTION = "Ana has 3 boxes of 4 pens and gives away 5. How many pens does she keep?"
@@ -74,3 +75,21 @@ def test_run_takes_the_modes_of_the_panel(scripted, capsys):
     assert main(["run", QUESTION, "--model", model, "--agent-modes", "program", "--agents", "2", "--rounds", "1"]) == 0
     assert capsys.readouterr().out.strip() == "7"
     assert main(["run", QUESTION, "--model", model, "--agent-modes", "poetry"]) == 2
+
+
+def test_a_verify_agent_solves_then_checks_its_answer_backwards_in_one_call(scripted):
+    def script(turn):
+        if turn.role == "verifier":
+            check = "Keeps 9: 12 - 9 = 3 given, but 5 were given: wrong. Keeps 12 - 5 = 7."
+            return {"reasoning": "3 * 4 = 12, keeps 9.", "verification": check, "answer": "7", "confidence": 0.8}
+        return proposal("9")
+
+    model = scripted(script)
+    result = Debate(panel(model, ["verify", "cot", "verify"]))(question=QUESTION)
+    calls = result.transcript.calls()
+    assert [c.role for c in calls] == ["verifier", "proposer", "verifier"] and result.answer == "7"
+    assert "substitute" in calls_of(model)[0].messages[0]["content"]  # the verify instructions were asked
+    cot, verify = Debate(panel(model, ["cot"] * 3)), Debate(panel(model, ["verify", "cot", "verify"]))
+    assert program_fingerprint(cot) != program_fingerprint(verify)
+    alone = Debate(preset("verify", model=model))(question=QUESTION)  # the mode's one-agent baseline
+    assert [c.role for c in alone.transcript.calls()] == ["verifier"] and alone.answer == "7"

@@ -244,7 +244,7 @@ def add_panel(sub: argparse._SubParsersAction) -> None:
         "panel",
         help="which programs (reasoning modes) make a debate panel: accuracy and how often two are wrong together",
     )
-    p.add_argument("out", type=Path, help="an eval folder of single agents in different modes (e.g. cot,pot,plain)")
+    p.add_argument("out", type=Path, help="an eval folder of single agents in different modes (cot,pot,verify,plain)")
     p.add_argument("--programs", help="comma-separated programs of the folder to consider (default: all)")
     p.add_argument("--size", type=int, default=3, help="agents in the panel (default 3)")
     p.add_argument(

@@ -112,13 +112,16 @@ def add_run(sub: argparse._SubParsersAction) -> None:
     p.add_argument("question", nargs="?", help="the question to debate")
     p.add_argument("--file", type=Path, help='JSONL file, one {"question": ...} per line; one result per line out')
     p.add_argument("--program", type=Path, help="a saved program (JSON) to run instead of the hand-written roles")
-    p.add_argument("--preset", help="named settings: debate (default), plain, plain-sc:K, cot, sc, sc:K, du-mad")
+    p.add_argument(
+        "--preset", help="named settings: debate (default), plain, plain-sc:K, cot, pot, verify, sc, sc:K, du-mad"
+    )
     p.add_argument("--agents", type=int, help="number of debaters (default 3)")
     p.add_argument(
         "--agent-modes",
         metavar="M1,M2",
-        help="reasoning modes the debaters take in turn (agent i gets M[i mod n]): cot (free text) or program (a "
-        "program the sandbox runs); a panel of modes errs in different places (default cot for all)",
+        help="reasoning modes the debaters take in turn (agent i gets M[i mod n]): cot (free text), program (a "
+        "program the sandbox runs) or verify (solve, then check the answer against each condition); a panel of "
+        "modes errs in different places (default cot for all)",
     )
     p.add_argument(
         "--agent-models",
