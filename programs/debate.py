@@ -529,6 +529,9 @@ class _Run:
     def _record_flips(self, rnd: Round, votes: list[Vote]) -> None:
         """Every answer change since the last round, with the argument it cites, and the round's echo ratio."""
         before = {v.agent: v.key for v in self.history[-1]} if self.history else {}
+        # The answers the revisers read that a sandbox computed: round 0's of agents in program mode.
+        computed = [i for i, a in enumerate(self.cfg.agents) if a.mode == "program"] if len(self.history) == 1 else []
+        checked = {i: before[i] for i in computed if i in before}
         for v in votes:
             if v.agent in before and before[v.agent] != v.key:
                 ref = str(self.proposals[v.agent].get("evidence_ref") or "")
@@ -539,7 +542,7 @@ class _Run:
                         before=before[v.agent],
                         after=v.key,
                         evidence_ref=ref,
-                        kind=flip_kind(ref, critiques_read=len(self.critiques.get(v.agent, []))),
+                        kind=flip_kind(ref, len(self.critiques.get(v.agent, [])), v.key, checked),
                     )
                 )
         rnd.echo_ratio = echo_ratio([f.kind for f in rnd.flips])

@@ -93,3 +93,18 @@ def test_a_verify_agent_solves_then_checks_its_answer_backwards_in_one_call(scri
     assert program_fingerprint(cot) != program_fingerprint(verify)
     alone = Debate(preset("verify", model=model))(question=QUESTION)  # the mode's one-agent baseline
     assert [c.role for c in alone.transcript.calls()] == ["verifier"] and alone.answer == "7"
+
+
+@pytest.mark.parametrize(("flip_to", "kind"), [("8", "conformity"), ("7", "evidence")])
+def test_a_flip_citing_a_program_counts_as_evidence_only_for_the_number_it_computes(scripted, flip_to, kind):
+    def script(turn):
+        if turn.role == "programmer":
+            return {"reasoning": "Pens in boxes, minus those given.", "program": PROGRAM, "confidence": 0.9}
+        if turn.role == "reviser" and turn.inputs["previous_answer"].startswith("answer: 9"):
+            return proposal(flip_to) | {"evidence_ref": "agent 1's program"}  # agent 1's program computes 7
+        return proposal("9")
+
+    config = panel(scripted(script), ["cot", "program", "program"], rounds=2).updated(stop={"decisive_share": None})
+    result = Debate(config)(question=QUESTION)
+    (flip,) = [f for r in result.transcript.rounds for f in r.flips if f.agent == 0]
+    assert (flip.before, flip.after, flip.kind) == ("9", flip_to, kind)
