@@ -110,6 +110,23 @@ def debate() -> dict[str, Any]:
     }
 
 
+def mode_panel() -> dict[str, Any]:
+    """A panel of reasoning modes for numeric questions: three greedy agents, one each in ``cot``, ``program`` and
+    ``verify`` mode (``programs.modes``), that debate only when they disagree: round 0 is the panel's answers, and a
+    round of debate (the ``debate`` preset's digest and calculator) runs unless all three agree. Copies of one
+    prompt agree on their mistakes; modes err in different places ("Stop Overvaluing Multi-Agent Debate", 2025), and
+    a flip that cites a peer's program counts as evidence only if the program computed the new answer
+    (``flips.flip_kind``). Not yet measured against self-consistency here: ``madspy panel`` measures the modes' error
+    overlap on your questions.
+    """
+    agents = [
+        AgentConfig(persona=NEUTRAL_PERSONA, temperature=0.0, mode=mode).model_dump()
+        for mode in ("cot", "program", "verify")
+    ]
+    stop = {"decisive_share": 1.0, "decisive_confidence": 0.0, "agreement_gate": None, "stable_rounds": 0}
+    return debate() | {"agents": agents, "stop": stop, "protocol": "majority"}
+
+
 def debate_for_knowledge() -> dict[str, Any]:
     """The ``debate`` preset on knowledge tasks: three independent samples of one neutral prompt, a majority vote.
 
@@ -135,6 +152,7 @@ PRESETS = {
     "cot": cot,
     "pot": program_of_thought,
     "verify": backward_verification,
+    "panel": mode_panel,
     "sc": self_consistency,
     "du-mad": du_mad,
     "debate": debate,

@@ -108,3 +108,24 @@ def test_a_flip_citing_a_program_counts_as_evidence_only_for_the_number_it_compu
     result = Debate(config)(question=QUESTION)
     (flip,) = [f for r in result.transcript.rounds for f in r.flips if f.agent == 0]
     assert (flip.before, flip.after, flip.kind) == ("9", flip_to, kind)
+
+
+def test_the_mode_panel_debates_only_when_its_modes_disagree(scripted):
+    worked = "3 boxes of 4 pens are 3 * 4 = 12 pens; she gives away 5, so 12 - 5 = 7."  # every quantity used
+
+    def script(verified: str):
+        def answer(turn):
+            if turn.role == "programmer":
+                return {"reasoning": "Pens in boxes, minus those given.", "program": PROGRAM, "confidence": 0.9}
+            if turn.role == "verifier":
+                check = "7 + 5 = 12 = 3 * 4"
+                return {"reasoning": worked, "verification": check, "answer": verified, "confidence": 0.9}
+            return proposal("7") | {"reasoning": worked}
+
+        return answer
+
+    agree = Debate(preset("panel", model=scripted(script("7"))))(question=QUESTION)
+    assert [c.role for c in agree.transcript.calls()] == ["proposer", "programmer", "verifier"]
+    assert len(agree.transcript.rounds) == 1 and agree.answer == "7"
+    disagree = Debate(preset("panel", model=scripted(script("8"))))(question=QUESTION)
+    assert len(disagree.transcript.rounds) == 2 and {c.role for c in disagree.transcript.rounds[1].calls} == {"reviser"}
