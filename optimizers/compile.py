@@ -412,6 +412,7 @@ def compile(
     calibrate: bool = False,
     manifest: dict[str, Any] | None = None,
     keep: str = "simpler",
+    teacher: str | None = None,
 ) -> Compiled:
     """Compile ``student``'s roles on ``trainset``; score the result and ``student`` itself on ``devset``.
 
@@ -424,6 +425,8 @@ def compile(
     (``save_program``) with a manifest of the run (``manifest`` adds to it). What is kept (returned as ``debate``
     and saved) is, with ``keep="simpler"``, the simplest program that no more elaborate one beats on dev
     (``kept_program``: a tie keeps the simpler); ``keep="compiled"`` keeps the optimizer's result whatever dev says.
+    ``teacher`` (a LiteLLM model string; bootstrapping optimizers only) runs the train debates whose traces become
+    demos: the student on a stronger model writes them, and dev then says whether they help the student.
 
     Example::
 
@@ -438,6 +441,8 @@ def compile(
         raise CompileError("compile needs at least one train example")
     if keep not in KEEP_RULES:
         raise CompileError(f"keep must be one of {', '.join(KEEP_RULES)} (got {keep!r})")
+    if teacher is not None and not spec_of(optimizer).takes_teacher:
+        raise CompileError(f"{optimizer} takes no teacher; bootstrap, bootstrap-rs and mipro do")
     chosen = _roles_to_compile(student, roles)
     config = student.config.for_task_kind(task.task_kind)
     plan = plan_compile(optimizer, config, len(trainset), len(devset), settings)
@@ -454,9 +459,11 @@ def compile(
     # replays the cache. The saved program keeps the configured concurrency.
     handwritten = student.fork(**config.updated(concurrency=1).model_dump())
     handwritten.normalize = task.normalize
+    teacher_config = config.updated(model=teacher, api_base=None, concurrency=1) if teacher else None
+    taught = handwritten.fork(**teacher_config.model_dump()) if teacher_config else None
     with dspy.context(lm=task_lm), counting_calls() as counter:
         teleprompter = spec.build(metric, prompt_lm, seed, plan.settings)
-        compiled = spec.compile(teleprompter, handwritten.fork(), trainset, seed, plan.settings)
+        compiled = spec.compile(teleprompter, handwritten.fork(), trainset, seed, plan.settings, teacher=taught)
         _keep_roles(compiled, handwritten, chosen)
         dropped = drop_wrong_answers(compiled, trainset, metric)
         for predictor in compiled.predictors():
@@ -488,6 +495,7 @@ def compile(
             "settings": plan.settings,
             "seed": seed,
             "reflection_model": reflection_model if spec.uses_prompt_model else None,
+            "teacher": teacher,
         },
         "roles": chosen,
         "metric": {"weights": asdict(weights), "budget_tokens": budget_tokens},

@@ -64,9 +64,21 @@ class OptimizerSpec:
         return {"lm": teacher} if teacher is not None else {}
 
     def compile(
-        self, optimizer: Any, student: dspy.Module, trainset: list[dspy.Example], seed: int, s: dict[str, Any]
+        self,
+        optimizer: Any,
+        student: dspy.Module,
+        trainset: list[dspy.Example],
+        seed: int,
+        s: dict[str, Any],
+        teacher: dspy.Module | None = None,
     ) -> dspy.Module:
-        return optimizer.compile(student, trainset=trainset)
+        """Compile ``student``; a ``teacher`` program (the student on a stronger model) runs the traces where
+        ``takes_teacher``."""
+        return optimizer.compile(student, trainset=trainset, **_taught(teacher))
+
+
+def _taught(teacher: dspy.Module | None) -> dict[str, Any]:
+    return {"teacher": teacher} if teacher is not None else {}
 
 
 class Bootstrap(OptimizerSpec):
@@ -149,12 +161,19 @@ class Mipro(OptimizerSpec):
         )
 
     def compile(
-        self, optimizer: Any, student: dspy.Module, trainset: list[dspy.Example], seed: int, s: dict[str, Any]
+        self,
+        optimizer: Any,
+        student: dspy.Module,
+        trainset: list[dspy.Example],
+        seed: int,
+        s: dict[str, Any],
+        teacher: dspy.Module | None = None,
     ) -> dspy.Module:
         v = max(1, int(0.8 * len(trainset)))
         return optimizer.compile(
             student,
             trainset=trainset,
+            **_taught(teacher),
             num_trials=s["num_trials"],
             seed=seed,
             minibatch=v > 35,
@@ -230,7 +249,13 @@ class Simba(OptimizerSpec):
         )
 
     def compile(
-        self, optimizer: Any, student: dspy.Module, trainset: list[dspy.Example], seed: int, s: dict[str, Any]
+        self,
+        optimizer: Any,
+        student: dspy.Module,
+        trainset: list[dspy.Example],
+        seed: int,
+        s: dict[str, Any],
+        teacher: dspy.Module | None = None,
     ) -> dspy.Module:
         return optimizer.compile(student, trainset=trainset, seed=seed)
 

@@ -466,3 +466,27 @@ def test_a_users_seeded_split_is_recorded_in_the_manifest(model, tmp_path):
     result = compile(Debate(small(model)), task.load("train")[:2], task.load("dev")[:1], task=task)
     assert result.manifest["task"] == "plus"
     assert result.manifest["task_split"] == {"train": 0.5, "dev": 0.2, "test": 0.3, "seed": 4}
+
+
+def test_a_teacher_runs_the_train_debates_and_its_demos_come_from_train_only(scripted, tmp_path):
+    """The student is always wrong, the teacher always right: the demos are the teacher's, none a dev question."""
+
+    def answering(right: bool):
+        def script(turn):
+            gold = eval(re.search(r"What is the result of (.*?)\?", turn.inputs["question"]).group(1))
+            return proposal(str(gold if right else gold + 1), confidence=0.9)
+
+        return script
+
+    student_model, teacher_model = scripted(answering(False)), scripted(answering(True))
+    config = base_config(student_model, "cot")
+    train, dev = ARITHMETIC.load(n=3, seed=4), ARITHMETIC.load(n=2, seed=9)
+    result = compile(Debate(config), train, dev, task=ARITHMETIC, teacher=teacher_model, keep="compiled")
+    demos = result.optimized.proposer.demos
+    assert demos and calls_of(teacher_model)  # without the teacher, no trace of the student's would pass
+    assert {d["question"] for d in demos} <= {e.question for e in train}
+    assert not {d["question"] for d in demos} & {e.question for e in dev}
+    assert result.manifest["optimizer"]["teacher"] == teacher_model
+    assert result.optimized.config.model == student_model  # the student keeps its own model
+    with pytest.raises(CompileError, match="gepa takes no teacher"):
+        compile(Debate(config), train, dev, task=ARITHMETIC, optimizer="gepa", teacher=teacher_model)

@@ -361,8 +361,10 @@ def test_role_datasets_carry_the_tasks_gold_rationale(scripted, tmp_path):
 def test_teacher_and_optimizer_settings_are_checked(model, role_data, tmp_path, capsys):
     out = str(tmp_path / "x")
     base = ["compile", "--task", "arithmetic", "--model", model, "--optimizer", "bootstrap", "--out", out, "--critic"]
-    assert main([*base, "--teacher", model]) == 2
-    assert "--teacher and --no-hindsight apply to role-wise compile" in capsys.readouterr().err
+    assert main([*base, "--no-hindsight"]) == 2
+    assert "--no-hindsight applies to role-wise compile" in capsys.readouterr().err
+    assert main([*base, "--optimizer", "gepa", "--teacher", model, "--yes"]) == 2
+    assert "gepa takes no teacher" in capsys.readouterr().err
     assert main([*base, "--roles", "critic", "--role-data", str(role_data), "--optimizer-set", "bogus=1"]) == 2
     assert "bootstrap has no setting bogus" in capsys.readouterr().err
 

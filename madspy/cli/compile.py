@@ -109,8 +109,8 @@ def add_compile(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--teacher",
         metavar="MODEL",
-        help="with --roles: a stronger model that bootstraps the demos and writes hindsight critiques "
-        "(DSPy's teacher_settings; default --model)",
+        help="a stronger model (LiteLLM string) that runs the train debates the demos come from (bootstrap, "
+        "bootstrap-rs, mipro); with --roles it also writes hindsight critiques (default --model)",
     )
     p.add_argument(
         "--no-hindsight",
@@ -285,8 +285,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
     settings = set_changes(args.optimizer_set) or None
     if args.roles or args.role_data:
         return _compile_roles(args, config, Weights.parse(args.weights), settings)
-    if args.teacher or args.no_hindsight:
-        raise CompileError("--teacher and --no-hindsight apply to role-wise compile (--roles, --role-data)")
+    if args.no_hindsight:
+        raise CompileError("--no-hindsight applies to role-wise compile (--roles, --role-data)")
     plan = plan_compile(args.optimizer, config, args.train, args.dev, settings)
     if plan.calls <= args.max_calls:  # above it, compile_program refuses with the estimate
         print(plan.describe(), file=sys.stderr)
@@ -309,6 +309,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
         calibrate=args.calibrate,
         settings=settings,
         keep=args.keep,
+        teacher=args.teacher,
     )
     dev = {name: {k: v for k, v in score.items() if k != "right"} for name, score in result.dev.items()}
     verdict = result.manifest["dev_verdict"]["verdict"]  # compiled against both controls, paired
