@@ -63,10 +63,11 @@ DEFAULT_MODEL = "local/smollm2-135m"
 DEFAULT_N_CTX = 4096
 DEFAULT_CONTEXTS = 6
 REUSE_SHARE = 0.5  # a context holding this share of a prompt's text is reused (llama-server's slot similarity)
-# A reply whose last LOOP_SPAN tokens already occurred LOOP_REPEATS - 1 times in it is looping. 32 tokens also
-# stopped replies that walk through the options with one sentence template (4 of 8 stops on 100 arc_challenge
-# questions, 2026-12-07); 64 tokens reach past an option's name, which the template repeats.
-LOOP_SPAN = 64
+# A reply that ends with one block of tokens said LOOP_REPEATS times back to back, LOOP_MIN_TOKENS in all, is
+# looping. Counting any repeat of a 32-token stretch also stopped replies that walk through 4 options with one
+# sentence template (4 of 8 stops on 100 arc_challenge questions, 2026-12-07): there the option's name breaks the
+# period.
+LOOP_MIN_TOKENS = 48
 LOOP_REPEATS = 3
 _SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # llama-cpp-python's message when the prompt does not fit (Llama._create_completion).
@@ -355,22 +356,24 @@ def reused_tokens(before: Sequence[int], prompt: Sequence[int]) -> int:
     return shared
 
 
-def looping(tokens: Sequence[int], span: int = LOOP_SPAN, repeats: int = LOOP_REPEATS) -> bool:
-    """Whether the last ``span`` tokens of a reply occur ``repeats`` times in it (overlaps count).
+def looping(tokens: Sequence[int], min_tokens: int = LOOP_MIN_TOKENS, repeats: int = LOOP_REPEATS) -> bool:
+    """Whether a reply ends with one block of tokens ``repeats`` times back to back, ``min_tokens`` or more in all.
 
-    Greedy decoding that has copied a long stretch of its own reply twice goes on copying it: SmolLM2-135M,
-    asked "What is 17 * 23?", filled 3 of 7 replies to max_tokens=1024 this way (2026-12-07).
+    Greedy decoding that has said the same thing twice in a row goes on saying it: SmolLM2-135M, asked
+    "What is 17 * 23?", filled 3 of 7 replies to max_tokens=1024 this way (2026-12-07).
 
-    >>> looping([7, 8, 9] * 3, span=3)
-    True
-    >>> looping([7, 8, 9] * 2 + [7, 8, 10], span=3)
-    False
+    >>> looping([1, 2] + [7, 8, 9] * 3, min_tokens=9), looping([7, 8, 9, 7, 8, 9, 7, 8, 10], min_tokens=9)
+    (True, False)
     """
-    if len(tokens) < span + repeats - 1:
-        return False
     ids = np.asarray(tokens)
-    windows = np.lib.stride_tricks.sliding_window_view(ids, span)
-    return int((windows == ids[-span:]).all(axis=1).sum()) >= repeats
+    n = len(ids)
+    if n < min_tokens:
+        return False
+    for p in n - 1 - np.flatnonzero(ids[:-1] == ids[-1]):  # the periods at which the last token recurs
+        times = max(repeats, -(-min_tokens // p))  # a short block must be said often enough to fill min_tokens
+        if times * p <= n and np.array_equal(ids[n - times * p :], np.tile(ids[n - p :], times)):
+            return True
+    return False
 
 
 @dataclass

@@ -59,6 +59,9 @@ MaskLabel = Literal["YES", "NO", "NOT_SURE"]
 # Answering roles reason in free text first (as models are trained to; ``dspy.ChainOfThought``'s order), and only
 # then fill the short structured fields. Nothing caps the reasoning's steps: ``programs.steps`` derives them.
 REASONING = "step-by-step reasoning in plain text, every computation written out"
+# The answer field, for every role that answers. "the option's letter": asked for a letter in the question alone,
+# the bench model wrote an option's text or value in 16 of 100 arc_challenge answer fields (2026-12-07).
+ANSWER = "the final answer only; for a question with lettered options, the option's letter"
 
 
 class CriticIssue(BaseModel):
@@ -81,7 +84,7 @@ class Propose(dspy.Signature):
     question: str = dspy.InputField()
     persona: str = dspy.InputField(desc="the perspective you answer from")
     reasoning: str = dspy.OutputField(desc=REASONING)
-    answer: str = dspy.OutputField(desc="the final answer only")
+    answer: str = dspy.OutputField(desc=ANSWER)
     confidence: float = dspy.OutputField(desc="probability your answer is correct, 0.0 to 1.0")
 
 
@@ -106,7 +109,7 @@ class Revise(dspy.Signature):
     critiques: list[str] = dspy.InputField(desc="issues critics found in your reasoning")
     referee_note: str = dspy.InputField(desc="instruction from the referee; may be empty")
     reasoning: str = dspy.OutputField(desc=REASONING)
-    answer: str = dspy.OutputField(desc="the final answer only")
+    answer: str = dspy.OutputField(desc=ANSWER)
     confidence: float = dspy.OutputField(desc="probability your answer is correct, 0.0 to 1.0")
     evidence_ref: str = dspy.OutputField(desc="the argument that made you change your answer, or 'none'")
 
@@ -144,7 +147,7 @@ class Resolve(dspy.Signature):
     critiques: list[str] = dspy.InputField(desc="the critics' findings on the final proposals")
     tally: str = dspy.InputField(desc="votes per answer")
     verification: str = dspy.OutputField(desc="which steps you trust and why, checked in plain text")
-    final_answer: str = dspy.OutputField(desc="the final answer only")
+    final_answer: str = dspy.OutputField(desc=ANSWER)
     confidence: float = dspy.OutputField(desc="probability the final answer is correct, 0.0 to 1.0")
     status: ResolverStatus = dspy.OutputField()
 
@@ -230,7 +233,7 @@ class ProposeAndVerify(dspy.Signature):
     persona: str = dspy.InputField(desc="the perspective you answer from")
     reasoning: str = dspy.OutputField(desc=REASONING)
     verification: str = dspy.OutputField(desc="your answer substituted into each condition of the question, checked")
-    answer: str = dspy.OutputField(desc="the final answer only, corrected if a check failed")
+    answer: str = dspy.OutputField(desc=f"{ANSWER}, corrected if a check failed")
     confidence: float = dspy.OutputField(desc="probability your answer is correct, 0.0 to 1.0")
 
 

@@ -916,9 +916,9 @@ def bench_model_name(monkeypatch, tmp_path):
     return "local/qwen2.5-coder-1.5b-instruct-q4_k_m"
 
 
-# The first eval folder of the free-text format (2026-12-07): earlier folders describe programs of the old format
-# (a capped JSON list of steps), which no preset builds any more.
-FREE_TEXT_RUN = "bench/runs/format-2026-12-07/gsm8k-fresh200"
+# The latest eval folder of today's presets (2026-12-07): earlier folders describe programs of older prompts (a
+# capped JSON list of steps; an answer field that did not ask for an option's letter), which no preset builds now.
+FREE_TEXT_RUN = "bench/runs/format-2026-12-07/arc-fresh100-letter"
 
 
 def test_a_new_option_at_its_earlier_behaviour_keeps_recorded_folders_valid(bench_model_name):
@@ -926,9 +926,10 @@ def test_a_new_option_at_its_earlier_behaviour_keeps_recorded_folders_valid(benc
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    recorded = json.loads((root / FREE_TEXT_RUN / "settings.json").read_text())["programs"]
+    settings = json.loads((root / FREE_TEXT_RUN / "settings.json").read_text())
+    recorded = settings["programs"]
     for name in ("plain", "cot"):
-        program = build_program(name, get_task("gsm8k"), bench_model_name)
+        program = build_program(name, get_task(settings["task"]), bench_model_name)
         assert program_fingerprint(program) == recorded[name]
         on = program.fork(critic={"calculator": True})
         assert program_fingerprint(on) != recorded[name]  # turned on, it is another program
@@ -940,10 +941,10 @@ def test_the_presets_are_the_programs_their_committed_rows_describe(bench_model_
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    recorded = json.loads((root / FREE_TEXT_RUN / "settings.json").read_text())["programs"]
-    gsm8k = get_task("gsm8k")
-    assert {name: program_fingerprint(build_program(name, gsm8k, bench_model_name)) for name in recorded} == recorded
-    variant = build_program("cot[format=json]", gsm8k, bench_model_name)  # the format is part of the program
+    settings = json.loads((root / FREE_TEXT_RUN / "settings.json").read_text())
+    recorded, task = settings["programs"], get_task(settings["task"])
+    assert {name: program_fingerprint(build_program(name, task, bench_model_name)) for name in recorded} == recorded
+    variant = build_program("cot[format=json]", task, bench_model_name)  # the format is part of the program
     assert program_fingerprint(variant) != recorded["cot"]
 
 

@@ -330,8 +330,8 @@ def test_the_answer_pattern_compiles_to_a_llama_cpp_grammar() -> None:
 @pytest.mark.parametrize(
     ("reply", "looped"),
     [
-        ([5] * 70, True),  # one token over and over
-        (list(range(40)) * 4, True),  # a 40-token sentence said again and again
+        ([5] * 50, True),  # one token over and over
+        (list(range(40)) * 3, True),  # a 40-token sentence said three times in a row
         (list(range(40)) * 2, False),  # said twice: not yet
         (list(range(200)), False),  # long, never repeating
         ([1, 2, 3] * 30 + list(range(10, 80)), False),  # repeated early, then moved on
@@ -339,7 +339,7 @@ def test_the_answer_pattern_compiles_to_a_llama_cpp_grammar() -> None:
         ([n for name in (100, 200, 300, 400) for n in [name, *range(50)]], False),
     ],
 )
-def test_a_reply_is_looping_when_its_last_tokens_occur_three_times(reply: list[int], looped: bool) -> None:
+def test_a_reply_is_looping_when_it_ends_with_one_block_said_three_times(reply: list[int], looped: bool) -> None:
     assert local.looping(reply) is looped
 
 
@@ -348,7 +348,7 @@ def test_the_loop_guard_reads_only_the_reply_and_resets() -> None:
     prompt = [9] * 100  # a repetitive prompt is not the reply's loop
     assert guard(prompt, None) is False and guard.start == 100
     assert guard([*prompt, 1, 2], None) is False
-    assert guard(prompt + [4] * 70, None) is True and guard.looped
+    assert guard(prompt + [4] * 50, None) is True and guard.looped
     guard.reset()
     assert (guard.start, guard.looped) == (None, False)
 

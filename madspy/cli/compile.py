@@ -311,7 +311,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
         keep=args.keep,
         teacher=args.teacher,
     )
-    dev = {name: {k: v for k, v in score.items() if k != "right"} for name, score in result.dev.items()}
+    dev = {name: {k: _rounded(v) for k, v in score.items() if k != "right"} for name, score in result.dev.items()}
     verdict = result.manifest["dev_verdict"]["verdict"]  # compiled against both controls, paired
     summary = {"out": str(args.out), "wall_s": result.wall_s, "dev": dev, "dev_verdict": verdict, "kept": result.kept}
     print(json.dumps(summary, indent=2))
@@ -397,3 +397,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.out:
         print(f"wrote {args.out} (trial {result.best.number}, marked *)", file=sys.stderr)
     return 0
+
+
+def _rounded(value: Any) -> Any:
+    """A score as the summary prints it: three decimals (the manifest keeps full precision)."""
+    return round(value, 3) if isinstance(value, float) else value
