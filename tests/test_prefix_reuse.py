@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import litellm
 import pytest
@@ -13,6 +14,11 @@ from madspy.evaluation import evaluate
 from madspy.programs import Debate, DebateConfig
 
 PERSONAS = [a.persona for a in DebateConfig.default_agents(3)]
+
+
+def bare() -> SimpleNamespace:
+    """A context without a model: no chat template, so the loop guard leaves its handler alone."""
+    return SimpleNamespace(metadata={}, chat_format=None, chat_handler=None)
 
 
 def test_cached_prompt_tokens_are_counted_apart_per_call_and_in_the_usage(scripted):
@@ -40,7 +46,7 @@ def test_eval_tables_show_cached_prompt_tokens(scripted, tmp_path):
 
 
 def test_a_call_goes_to_the_context_that_shares_the_most_of_its_prompt(monkeypatch):
-    monkeypatch.setattr(local.llama_cpp, "Llama", lambda **kwargs: object())  # contexts without a model
+    monkeypatch.setattr(local.llama_cpp, "Llama", lambda **kwargs: bare())  # contexts without a model
     monkeypatch.setenv("MADSPY_LOCAL_CONTEXTS", "2")
     model = local._Model(Path("x.gguf"), logprobs=False)
 
@@ -59,7 +65,7 @@ def test_a_call_goes_to_the_context_that_shares_the_most_of_its_prompt(monkeypat
 
 
 def test_a_role_with_demos_and_its_twin_without_keep_a_context_each(monkeypatch):
-    monkeypatch.setattr(local.llama_cpp, "Llama", lambda **kwargs: object())
+    monkeypatch.setattr(local.llama_cpp, "Llama", lambda **kwargs: bare())
     model = local._Model(Path("x.gguf"), logprobs=False)
     system = "You are a critic. " * 10
     demos = [{"role": "user", "content": "an example proposal " * 20}, {"role": "assistant", "content": "flawed"}] * 2
