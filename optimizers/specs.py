@@ -74,11 +74,12 @@ class OptimizerSpec:
     ) -> dspy.Module:
         """Compile ``student``; a ``teacher`` program (the student on a stronger model) runs the traces where
         ``takes_teacher``."""
-        return optimizer.compile(student, trainset=trainset, **_taught(teacher))
+        taught = {"teacher": teacher} if teacher is not None and self.takes_teacher else {}
+        return optimizer.compile(student, trainset=trainset, **taught, **self.compile_options(trainset, seed, s))
 
-
-def _taught(teacher: dspy.Module | None) -> dict[str, Any]:
-    return {"teacher": teacher} if teacher is not None else {}
+    def compile_options(self, trainset: list[dspy.Example], seed: int, s: dict[str, Any]) -> dict[str, Any]:
+        """What the optimizer's ``compile`` takes beyond the student, train set and teacher."""
+        return {}
 
 
 class Bootstrap(OptimizerSpec):
@@ -160,26 +161,15 @@ class Mipro(OptimizerSpec):
             track_stats=False,
         )
 
-    def compile(
-        self,
-        optimizer: Any,
-        student: dspy.Module,
-        trainset: list[dspy.Example],
-        seed: int,
-        s: dict[str, Any],
-        teacher: dspy.Module | None = None,
-    ) -> dspy.Module:
+    def compile_options(self, trainset: list[dspy.Example], seed: int, s: dict[str, Any]) -> dict[str, Any]:
         v = max(1, int(0.8 * len(trainset)))
-        return optimizer.compile(
-            student,
-            trainset=trainset,
-            **_taught(teacher),
-            num_trials=s["num_trials"],
-            seed=seed,
-            minibatch=v > 35,
-            program_aware_proposer=False,
-            data_aware_proposer=False,
-        )
+        return {
+            "num_trials": s["num_trials"],
+            "seed": seed,
+            "minibatch": v > 35,
+            "program_aware_proposer": False,
+            "data_aware_proposer": False,
+        }
 
 
 class Gepa(OptimizerSpec):
@@ -248,16 +238,8 @@ class Simba(OptimizerSpec):
             num_threads=s["num_threads"],
         )
 
-    def compile(
-        self,
-        optimizer: Any,
-        student: dspy.Module,
-        trainset: list[dspy.Example],
-        seed: int,
-        s: dict[str, Any],
-        teacher: dspy.Module | None = None,
-    ) -> dspy.Module:
-        return optimizer.compile(student, trainset=trainset, seed=seed)
+    def compile_options(self, trainset: list[dspy.Example], seed: int, s: dict[str, Any]) -> dict[str, Any]:
+        return {"seed": seed}
 
 
 SPECS: dict[str, OptimizerSpec] = {spec.name: spec() for spec in (Bootstrap, BootstrapRS, Mipro, Gepa, Simba)}
