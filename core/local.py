@@ -324,16 +324,26 @@ def count_prompt_tokens(model: str, messages: Sequence[dict[str, Any]]) -> int |
         template = llm.metadata.get("tokenizer.chat_template")
         if template is None or llm.chat_format != "chat_template.default":
             return None
-        formatter = _chat_formatter(template, _token_text(llm, llm.token_eos()), _token_text(llm, llm.token_bos()))
-        rendered = formatter(messages=list(messages))
+        rendered = _chat_formatter_of(llm, template)(messages=list(messages))
         return len(llm.tokenize(rendered.prompt.encode("utf-8"), add_bos=not rendered.added_special, special=True))
 
 
+def _chat_formatter_of(llm: llama_cpp.Llama, template: str) -> llama_chat_format.Jinja2ChatFormatter:
+    """The formatter llama-cpp-python builds for ``llm``'s GGUF template (``Llama.__init__``)."""
+    eos = llm.token_eos()
+    return _chat_formatter(template, _token_text(llm, eos), _token_text(llm, llm.token_bos()), eos)
+
+
 @functools.cache
-def _chat_formatter(template: str, eos_token: str, bos_token: str) -> llama_chat_format.Jinja2ChatFormatter:
-    """The formatter llama-cpp-python builds for a GGUF's template (``Llama.__init__``), to apply without a call;
-    built once per template (compiling it takes ~20 ms, and every cache hit is counted with it)."""
-    return llama_chat_format.Jinja2ChatFormatter(template=template, eos_token=eos_token, bos_token=bos_token)
+def _chat_formatter(
+    template: str, eos_token: str, bos_token: str, eos_id: int
+) -> llama_chat_format.Jinja2ChatFormatter:
+    """The formatter llama-cpp-python builds for a GGUF's template (``Llama.__init__``), to apply without a call or
+    to wrap (``_stop_loops``); built once per template (compiling it takes ~20 ms, and every cache hit is counted
+    with it)."""
+    return llama_chat_format.Jinja2ChatFormatter(
+        template=template, eos_token=eos_token, bos_token=bos_token, stop_token_ids=[eos_id]
+    )
 
 
 def _token_text(llm: llama_cpp.Llama, token: int) -> str:
@@ -407,13 +417,7 @@ def _stop_loops(llm: llama_cpp.Llama, guard: LoopGuard) -> None:
     template = llm.metadata.get("tokenizer.chat_template")
     if template is None or llm.chat_format != "chat_template.default" or llm.chat_handler is not None:
         return
-    eos = llm.token_eos()
-    formatter = llama_chat_format.Jinja2ChatFormatter(
-        template=template,
-        eos_token=_token_text(llm, eos),
-        bos_token=_token_text(llm, llm.token_bos()),
-        stop_token_ids=[eos],
-    )
+    formatter = _chat_formatter_of(llm, template)
 
     def guarded(**kwargs: Any) -> llama_chat_format.ChatFormatterResponse:
         response = formatter(**kwargs)
