@@ -42,6 +42,7 @@ import dspy
 import pandas as pd
 from pydantic import ValidationError
 
+from madspy.claims import DEFAULT_LEASE_S, SharedEval
 from madspy.core.errors import ConfigError, EvalError, InputError
 from madspy.core.models import one_call_at_a_time
 from madspy.core.progress import progress_display
@@ -435,6 +436,69 @@ def _run_all(
     return sum(not future.result() for future in futures)
 
 
+def _run_shared(
+    programs: dict[str, Debate],
+    examples: list[dspy.Example],
+    task: Task,
+    out: Path,
+    concurrency: int,
+    progress: bool,
+    inject: str | None,
+    session: Callable[[], str],
+    deadline: float | None,
+    work: SharedEval,
+) -> int:
+    """``_run_all`` for an eval several workers share: each of ``concurrency`` threads claims (program,
+    question) items from ``work`` until none is left (waiting for items other workers hold, which a
+    killed worker's lease gives back), then the folder gets every worker's rows and transcripts, in the
+    order one worker would have written them. No claim after ``deadline``; returns the items left."""
+    by_id = {e.id: e for e in examples}
+    work.add([(name, e.id) for e in examples for name in programs])
+    total, lock = len(examples) * len(programs), threading.Lock()
+    with progress_display(progress) as (bars, say), work.heartbeat():
+        bar = bars.add_task(f"shared eval {work.name}", total=total, completed=total - work.open_items())
+
+        def claim_and_run() -> None:
+            while deadline is None or time.monotonic() <= deadline:
+                item = work.claim()
+                if item is None:
+                    if work.open_items() == 0:
+                        return
+                    time.sleep(min(1.0, work.lease_s / 3))  # items held elsewhere: done soon, or given back
+                    continue
+                name, qid = item
+                try:
+                    row = _run_one(name, programs[name], by_id[qid], task, out, session(), inject)
+                except BaseException:
+                    work.release(name, qid)
+                    raise
+                transcript = (out / row.transcript).read_text(encoding="utf-8") if row.transcript else None
+                work.finish(name, qid, row.model_dump_json(), transcript)
+                with lock:
+                    bars.advance(bar)
+                    say(_progress_line(name, total - work.open_items(), total, row))
+
+        with ThreadPoolExecutor(max_workers=concurrency) as pool:
+            for future in [pool.submit(claim_and_run) for _ in range(concurrency)]:
+                future.result()
+    _export_shared(work, out)
+    return work.open_items()
+
+
+def _export_shared(work: SharedEval, out: Path) -> None:
+    """Write the shared eval's rows (and the transcripts other workers ran) into ``out``."""
+    lines = []
+    for row_json, transcript in work.rows():
+        row = EvalRow.model_validate_json(row_json)
+        if transcript is not None and row.transcript and not (out / row.transcript).is_file():
+            (out / row.transcript).parent.mkdir(parents=True, exist_ok=True)
+            (out / row.transcript).write_text(transcript, encoding="utf-8")
+        lines.append(row_json + "\n")
+    staged = out / f"{ROWS_FILE}.shared"
+    staged.write_text("".join(lines), encoding="utf-8")
+    staged.replace(out / ROWS_FILE)
+
+
 def evaluate(
     programs: Sequence[str] | Mapping[str, Debate | str],
     task: str | Task,
@@ -458,6 +522,8 @@ def evaluate(
     inject: str | None = None,
     stop_after: float | None = None,
     new_to: Sequence[str | Path] = (),
+    shared: str | None = None,
+    lease_s: float = DEFAULT_LEASE_S,
 ) -> Evaluation:
     """Run ``programs`` on ``n`` questions of ``task`` (or on ``examples``) and summarize; resumable in ``out``.
 
@@ -479,7 +545,10 @@ def evaluate(
     started, and reports the rows left (``Evaluation.left``): a long eval ends cleanly between questions.
     ``new_to`` (eval folders) draws the ``n`` questions from those none of them holds, so a test runs on
     questions no earlier eval has seen; the folder records the ids left out, and a resume refuses a
-    ``new_to`` folder whose questions have changed since.
+    ``new_to`` folder whose questions have changed since. ``shared`` (a database URL, ``postgresql://...``)
+    makes this process one of several workers on one eval, named by ``out``'s folder name: they claim
+    (program, question) items from the database (``madspy.claims``), a worker killed mid-question leaves its
+    item to another after ``lease_s`` seconds, and each worker's ``out`` gets all rows when none is left.
 
     Example::
 
@@ -523,22 +592,20 @@ def evaluate(
     if not report.examples:
         held = f"; the --new-to folders hold the other {len(left_out)}" if left_out else ""
         raise EvalError(f"{task.name}: no usable questions ({report.skipped} rows had an unparsable answer{held})")
-    _check_settings(
-        out,
-        {
-            "task": task.name,
-            **({"task_recipe": dict(task.recipe)} if task.recipe else {}),
-            "split": split or task.default_split,
-            "n": n,
-            "seed": seed,
-            "model": model or ", ".join(sorted({d.config.model for d in debates.values()})),
-            "max_tokens": max_tokens,
-            "adversary": adversary.model_dump() if adversary else None,
-            "defenses": defenses.model_dump() if defenses else None,
-            "inject": inject or None,
-            **({"new_to": {"folders": [str(f) for f in new_to], "left_out": left_out}} if new_to else {}),
-        },
-    )
+    settings = {
+        "task": task.name,
+        **({"task_recipe": dict(task.recipe)} if task.recipe else {}),
+        "split": split or task.default_split,
+        "n": n,
+        "seed": seed,
+        "model": model or ", ".join(sorted({d.config.model for d in debates.values()})),
+        "max_tokens": max_tokens,
+        "adversary": adversary.model_dump() if adversary else None,
+        "defenses": defenses.model_dump() if defenses else None,
+        "inject": inject or None,
+        **({"new_to": {"folders": [str(f) for f in new_to], "left_out": left_out}} if new_to else {}),
+    }
+    _check_settings(out, settings)
     wants_matched = model is not None and (sc_matched_k is not None or {"sc", "debate"} <= set(names))
     k = _fixed_matched_k(out, sc_matched_k) if wants_matched else None
 
@@ -554,7 +621,17 @@ def evaluate(
     session = functools.cache(lambda: start_session(out, models))  # recorded once, when a row is to be run
     deadline = None if stop_after is None else time.monotonic() + stop_after
     run = (report.examples, task, out, concurrency, progress, inject, session, deadline)
-    left = _run_all(debates | (matched_program(k) if k else {}), *run)
+    if shared is not None:
+        if wants_matched and k is None:
+            raise EvalError("workers sharing an eval need the matched K up front: give --sc-matched-k")
+        all_programs = debates | (matched_program(k) if k else {})
+        fingerprints = {name: program_fingerprint(debate) for name, debate in all_programs.items()}
+        work = SharedEval(shared, out.name, settings | {"programs": fingerprints}, lease_s=lease_s)
+        if (out / ROWS_FILE).is_file() and load_rows(out / ROWS_FILE) and not work.rows():
+            raise EvalError(f"{out} holds rows of an eval no worker shares; give the shared eval another --out")
+        left = _run_shared(all_programs, *run, work)
+    else:
+        left = _run_all(debates | (matched_program(k) if k else {}), *run)
     if wants_matched and k is None and not left:
         k = matched_k(load_rows(out))
         if k is not None:

@@ -36,3 +36,25 @@ def scripted():
         return register_script(f"test{next(_names)}", script, latency_s=latency_s)
 
     return make
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A PostgreSQL server's URL for the session (see ``tests/postgres.py``); skips where none is installed."""
+    import postgres
+
+    if os.environ.get(postgres.ENV):
+        yield os.environ[postgres.ENV]
+        return
+    if postgres.server_bin() is None:
+        pytest.skip("PostgreSQL is not installed here (.ci/run installs Debian's postgresql)")
+    with postgres.throwaway_cluster() as url:
+        yield url
+
+
+@pytest.fixture
+def postgres_url(postgres_server):
+    """The URL of an empty database of its own for one test."""
+    import postgres
+
+    return postgres.fresh_database(postgres_server, f"t{next(_names)}")

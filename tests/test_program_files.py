@@ -193,7 +193,7 @@ def test_serve_runs_a_file_with_the_servers_settings_not_the_files(relay, listen
 
     url, received = listener
     path = older_file(tmp_path / "theirs.json", relay, api_base="http://127.0.0.1:9/elsewhere", concurrency=1)
-    settings = ServeSettings(db=tmp_path / "t.sqlite3", api_base=url, lm_timeout_s=7.0, num_retries=0, cache=False)
+    settings = ServeSettings(store=tmp_path / "t.sqlite3", api_base=url, lm_timeout_s=7.0, num_retries=0, cache=False)
     config = create_app({"theirs": path}, settings).state.service.programs["theirs"].config
     assert (config.api_base, config.timeout_s, config.num_retries, config.cache) == (url, 7.0, 0, False)
     assert config.concurrency == DebateConfig().concurrency and received == []

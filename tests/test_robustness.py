@@ -172,7 +172,7 @@ def test_http_bodies_that_are_not_utf8_or_have_wrong_types_get_a_4xx_naming_the_
 
     served = register_script("robust-http", lambda turn: proposal("391"))
     debate = Debate(DebateConfig.with_agents(1, model=served, rounds=1))
-    with TestClient(create_app({"d": debate}, ServeSettings(db=tmp_path / "t.sqlite3", api_key=None))) as c:
+    with TestClient(create_app({"d": debate}, ServeSettings(store=tmp_path / "t.sqlite3", api_key=None))) as c:
         raw = c.post("/v1/debate", content=b'{"question": "caf\xe9"}', headers={"Content-Type": "application/json"})
         assert raw.status_code in (400, 422) and "JSON" in raw.json()["error"]
         typed = c.post("/v1/debate", json={"question": 5})

@@ -44,7 +44,7 @@ def program(scripted, tmp_path):
 
 
 def settings(tmp_path, **changes) -> ServeSettings:
-    return ServeSettings(**{"db": tmp_path / "t.sqlite3", "api_key": KEY, **changes})
+    return ServeSettings(**{"store": tmp_path / "t.sqlite3", "api_key": KEY, **changes})
 
 
 def wait_idle(client, timeout: float = 10.0) -> None:

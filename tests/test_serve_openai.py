@@ -55,7 +55,7 @@ def served(scripted, tmp_path):
         paths = {name: tmp_path / f"{name}.json" for name in models}
         for name, model in models.items():
             save_program(Debate(DebateConfig.with_agents(2, model=model, rounds=3, cache=False)), paths[name])
-        config = ServeSettings(**{"db": tmp_path / "t.sqlite3", "api_key": KEY, **settings})
+        config = ServeSettings(**{"store": tmp_path / "t.sqlite3", "api_key": KEY, **settings})
         return running(create_app(paths, config)), models["arith"]
 
     return start
@@ -294,7 +294,7 @@ def test_serve_cli_names_programs(tmp_path, monkeypatch, capsys):
 def test_a_bare_path_is_served_by_its_file_stem(scripted, tmp_path):
     path = tmp_path / "arith-v2.json"
     save_program(Debate(DebateConfig.with_agents(2, model=scripted(multiplies), rounds=2, cache=False)), path)
-    with running(create_app(path, ServeSettings(db=tmp_path / "t.sqlite3", api_key=KEY))) as url:
+    with running(create_app(path, ServeSettings(store=tmp_path / "t.sqlite3", api_key=KEY))) as url:
         c = client(url)
         assert [m.id for m in c.models.list()] == ["arith-v2"]
         assert c.chat.completions.create(model="arith-v2", messages=user("5 * 5?")).choices[0].message.content == "25"

@@ -6,7 +6,9 @@ threads send ``requests`` debate requests in all, each retried after the server'
 when it answers 429 (at most ``attempts`` times, as a well-behaved client would); the benchmark
 counts answers, 429s, 5xx, requests that gave up, the transcripts it cannot fetch afterwards (every
 200 and 504 names one), latency percentiles of the answered requests (their retries included) and
-the server's resident memory, then stops the server.
+the server's resident memory, then stops the server. With ``replicas`` > 1, that many servers share one
+transcript store (``store``: a PostgreSQL URL), the clients are spread over them, and a transcript is
+lost unless every replica reads it.
 
 Example::
 
@@ -45,7 +47,7 @@ reply = {"reasoning": "17*23=391", "answer": "391", "confidence": 0.9, "evidence
          "issues": [], "verdict": "sound", "final_answer": "391", "verification": "ok", "status": "converged"}
 model = register_script("load", lambda turn: dict(reply), latency_s=float(latency))
 program = Debate(preset("debate-v1", model=model, rounds=2, protocol="majority", cache=False))
-settings = ServeSettings(port=int(port), db=db, max_concurrent=int(slots), timeout_s=float(timeout), api_key=key)
+settings = ServeSettings(port=int(port), store=db, max_concurrent=int(slots), timeout_s=float(timeout), api_key=key)
 serve({"debate": program}, settings)
 """
 
@@ -64,7 +66,7 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def start_server(port: int, latency_s: float, slots: int, timeout_s: float, db: Path) -> subprocess.Popen:
+def start_server(port: int, latency_s: float, slots: int, timeout_s: float, db: str | Path) -> subprocess.Popen:
     """The server process, once it answers ``/healthz``."""
     args = [sys.executable, "-c", SERVER, str(port), str(latency_s), str(slots), str(timeout_s), str(db), API_KEY]
     server = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -88,35 +90,52 @@ def load_benchmark(
     latency_s: float = 0.1,
     timeout_s: float = 2.0,
     attempts: int = 10,
+    replicas: int = 1,
+    store: str | None = None,
 ) -> dict[str, Any]:
-    """``requests`` debates from ``clients`` concurrent clients against ``slots`` slots (default 4x the slots)."""
-    if min(clients, requests, slots) < 1 or latency_s < 0 or timeout_s <= 0:
-        raise InputError("--clients, --requests and --slots must be >= 1, --latency >= 0, --timeout > 0")
-    port = _free_port()
+    """``requests`` debates from ``clients`` concurrent clients against ``replicas`` servers of ``slots`` slots
+    each, sharing the transcript ``store`` (default: a new SQLite file); client i talks to replica i mod
+    ``replicas``, as a round-robin load balancer would send it, and every transcript is fetched from every
+    replica afterwards."""
+    if min(clients, requests, slots, replicas) < 1 or latency_s < 0 or timeout_s <= 0:
+        raise InputError("--clients, --requests, --slots and --replicas must be >= 1, --latency >= 0, --timeout > 0")
     with tempfile.TemporaryDirectory() as tmp:
-        server = start_server(port, latency_s, slots, timeout_s, Path(tmp) / "transcripts.sqlite3")
+        ports = [_free_port() for _ in range(replicas)]
+        db = store or Path(tmp) / "transcripts.sqlite3"
+        servers = [start_server(port, latency_s, slots, timeout_s, db) for port in ports]
         try:
-            return _measure(server, port, clients, requests, slots, timeout_s, attempts)
+            return _measure(servers, ports, clients, requests, slots, timeout_s, attempts) | {
+                "replicas": replicas,
+                "store": "sqlite" if store is None else store.split(":", 1)[0],
+            }
         finally:
-            server.send_signal(signal.SIGTERM)
-            try:
-                server.wait(30)
-            except subprocess.TimeoutExpired:
-                server.kill()
+            for server in servers:
+                server.send_signal(signal.SIGTERM)
+            for server in servers:
+                try:
+                    server.wait(30)
+                except subprocess.TimeoutExpired:
+                    server.kill()
 
 
 def _measure(
-    server: subprocess.Popen, port: int, clients: int, requests: int, slots: int, timeout_s: float, attempts: int
+    servers: list[subprocess.Popen],
+    ports: list[int],
+    clients: int,
+    requests: int,
+    slots: int,
+    timeout_s: float,
+    attempts: int,
 ) -> dict[str, Any]:
-    base, headers = f"http://127.0.0.1:{port}", {"Authorization": f"Bearer {API_KEY}"}
-    rss_start = rss_mb(server.pid)
+    bases, headers = [f"http://127.0.0.1:{port}" for port in ports], {"Authorization": f"Bearer {API_KEY}"}
+    rss_start = sum(rss_mb(server.pid) for server in servers)
     codes: list[int] = []  # every response, 429s included
     latencies: list[float] = []  # per answered request, from its first attempt to its last response
     gave_up: list[int] = []
     ids: list[str] = []
     lock, left = threading.Lock(), iter(range(requests))
 
-    def client() -> None:
+    def client(base: str) -> None:
         with httpx.Client(base_url=base, headers=headers, timeout=timeout_s + 30) as http:
             while True:
                 with lock:
@@ -139,16 +158,18 @@ def _measure(
                     if body.get("transcript_id"):
                         ids.append(body["transcript_id"])
 
-    threads = [threading.Thread(target=client) for _ in range(clients)]
+    threads = [threading.Thread(target=client, args=(bases[i % len(bases)],)) for i in range(clients)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    with httpx.Client(base_url=base, headers=headers, timeout=10) as http:
-        deadline = time.monotonic() + timeout_s + 30  # timed-out debates finish their step and are stored
-        while http.get("/healthz").json()["running"] and time.monotonic() < deadline:
-            time.sleep(0.05)
-        lost = sum(http.get(f"/v1/transcripts/{tid}").status_code != 200 for tid in ids)
+    lost = set()  # transcripts some replica cannot read
+    for base in bases:
+        with httpx.Client(base_url=base, headers=headers, timeout=10) as http:
+            deadline = time.monotonic() + timeout_s + 30  # timed-out debates finish their step and are stored
+            while http.get("/healthz").json()["running"] and time.monotonic() < deadline:
+                time.sleep(0.05)
+            lost |= {tid for tid in ids if http.get(f"/v1/transcripts/{tid}").status_code != 200}
     ordered = sorted(latencies) or [float("nan")]
     return {
         "requests": requests,
@@ -160,9 +181,9 @@ def _measure(
         "of_which_timeouts_504": codes.count(504),
         "other": sum(c not in (200, 429) and not 500 <= c < 600 for c in codes),
         "gave_up": len(gave_up),
-        "lost_transcripts": lost,
+        "lost_transcripts": len(lost),
         "p50_ms": round(statistics.median(ordered), 1),
         "p99_ms": round(ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))], 1),
         "rss_mb_start": rss_start,
-        "rss_mb_end": rss_mb(server.pid),
+        "rss_mb_end": sum(rss_mb(server.pid) for server in servers),
     }

@@ -184,6 +184,19 @@ def add_eval(sub: argparse._SubParsersAction) -> None:
         "test on fresh questions (repeatable)",
     )
     p.add_argument(
+        "--shared",
+        metavar="URL",
+        help="be one of several workers on this eval: claim questions from the database at URL "
+        "(postgresql://user@host/db), named by the --out folder's name; every worker's folder gets all rows",
+    )
+    p.add_argument(
+        "--lease",
+        type=duration,
+        default=60.0,
+        metavar="DURATION",
+        help="with --shared: a worker silent this long (killed) gives its question to another (default 60s)",
+    )
+    p.add_argument(
         "--out",
         type=Path,
         help="folder for settings, rows, transcripts and summary (default runs/<task>-<model>-n<N>-seed<S>)",
@@ -319,6 +332,8 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--clients", type=int, help="serve: concurrent clients (default 4x the slots)")
     p.add_argument("--requests", type=int, help="serve: requests in all (default 16x the slots)")
     p.add_argument("--timeout", type=float, default=2.0, help="serve: the server's seconds per request (default 2)")
+    p.add_argument("--replicas", type=int, default=1, help="serve: servers sharing one transcript store (default 1)")
+    p.add_argument("--store", help="serve: the replicas' shared store, a database URL (default: a new SQLite file)")
     p.add_argument(
         "--questions",
         type=int,
@@ -406,6 +421,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         inject=args.inject,
         stop_after=args.stop_after,
         new_to=args.new_to or (),
+        shared=args.shared,
+        lease_s=args.lease,
         **robustness(args),
     )
     err = Console(stderr=True)
@@ -579,6 +596,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
             slots=args.slots,
             latency_s=0.1 if args.latency is None else args.latency,
             timeout_s=args.timeout,
+            replicas=args.replicas,
+            store=args.store,
         )
     else:
         from madspy.bench.engine import engine_benchmark

@@ -63,7 +63,13 @@ def add_serve(sub: argparse._SubParsersAction) -> None:
         "--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1; others need MADSPY_API_KEY)"
     )
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
-    p.add_argument("--db", type=Path, default=Path("transcripts.sqlite3"), help="SQLite file for transcripts")
+    p.add_argument(
+        "--store",
+        "--db",
+        default="transcripts.sqlite3",
+        help="where transcripts go: a SQLite file (default transcripts.sqlite3) or a database URL such as "
+        "postgresql://madspy@db/madspy, shared by every replica",
+    )
     p.add_argument("--max-concurrent", type=int, default=4, help="debates at once; more get 429 (default 4)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per request before 504 (default 120)")
     p.add_argument("--max-body", type=int, default=65536, help="request body bytes before 413 (default 65536)")
@@ -87,7 +93,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settings = ServeSettings(
         host=args.host,
         port=args.port,
-        db=args.db,
+        store=args.store,
         max_concurrent=args.max_concurrent,
         timeout_s=args.timeout,
         max_body=args.max_body,

@@ -24,7 +24,7 @@ Example::
 
     from fastapi.testclient import TestClient
     from madspy.server.app import ServeSettings, create_app
-    app = create_app({"arith": "compiled/x.json"}, ServeSettings(db="transcripts.sqlite3"))
+    app = create_app({"arith": "compiled/x.json"}, ServeSettings(store="transcripts.sqlite3"))
     TestClient(app).post("/v1/debate", json={"question": "What is 17 * 23?"}).json()["answer"]
     TestClient(app).post("/v1/chat/completions", json={"model": "arith", "messages": [
         {"role": "user", "content": "What is 17 * 23?"}]}).json()["choices"][0]["message"]["content"]
@@ -76,7 +76,8 @@ class ServeSettings:
 
     host: str = "127.0.0.1"
     port: int = 8000
-    db: str | Path = "transcripts.sqlite3"
+    # transcripts: a SQLite file, or a database URL that several replicas share (postgresql://user@host/db)
+    store: str | Path = "transcripts.sqlite3"
     max_concurrent: int = 4
     timeout_s: float = 120.0
     max_body: int = 65536
@@ -257,7 +258,7 @@ class _Service:
 
     def __init__(self, programs: dict[str, Debate], settings: ServeSettings):
         self.programs, self.settings = programs, settings
-        self.store = TranscriptStore(settings.db)
+        self.store = TranscriptStore(settings.store)
         self.slots = threading.BoundedSemaphore(settings.max_concurrent)
         self.pool = ThreadPoolExecutor(max_workers=settings.max_concurrent, thread_name_prefix="debate")
         self.metrics = Metrics()

@@ -1,4 +1,4 @@
-"""Keep debate transcripts in one SQLite file, safe to share between threads.
+"""Keep debate transcripts in a database: a SQLite file by default, PostgreSQL shared by several replicas.
 
 Example:
     >>> from madspy.programs.transcript import Transcript
@@ -11,23 +11,19 @@ Example:
 
 from __future__ import annotations
 
-import sqlite3
-import threading
 import uuid
 from pathlib import Path
 
+import sqlalchemy as sa
+
+from madspy.core.database import open_database
 from madspy.core.errors import StoreError
 from madspy.programs.transcript import Transcript
 
-SCHEMA = """
-create table if not exists transcripts (
-    id text primary key,
-    created text not null,
-    question text not null,
-    status text not null,
-    body text not null
+_TRANSCRIPTS = sa.table(
+    "transcripts",
+    *(sa.column(name, sa.Text) for name in ("id", "created", "question", "status", "body")),
 )
-"""
 
 
 def new_id() -> str:
@@ -36,37 +32,42 @@ def new_id() -> str:
 
 
 class TranscriptStore:
-    """Transcripts by id in SQLite; one connection guarded by a lock (writes are tiny, a debate is slow)."""
+    """Transcripts by id in the database at ``target`` (a file path, ``:memory:`` or a URL such as
+    ``postgresql://madspy@db/madspy``); safe to share between threads, and between processes and
+    machines on one PostgreSQL: a transcript one replica stores, every replica reads."""
 
-    def __init__(self, path: str | Path):
-        try:
-            self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-            self._db.execute("pragma journal_mode=wal")
-            self._db.execute(SCHEMA)
-        except sqlite3.Error as e:
-            raise StoreError(f"cannot open transcript database {path}: {e}") from None
-        self._lock = threading.Lock()
+    def __init__(self, target: str | Path):
+        self._engine = open_database(target)
 
     def put(self, transcript: Transcript, tid: str | None = None) -> str:
         """Store ``transcript`` under ``tid`` (default: a new id, see ``new_id``); returns the id."""
         tid = tid or new_id()
-        with self._lock:
-            self._db.execute(
-                "insert into transcripts values (?, ?, ?, ?, ?)",
-                (tid, transcript.started_at, transcript.question, transcript.status, transcript.to_json()),
-            )
+        values = {
+            "id": tid,
+            "created": transcript.started_at,
+            "question": transcript.question,
+            "status": transcript.status,
+            "body": transcript.to_json(),
+        }
+        try:
+            with self._engine.begin() as conn:
+                conn.execute(_TRANSCRIPTS.insert().values(**values))
+        except sa.exc.SQLAlchemyError as e:
+            raise StoreError(f"cannot store transcript {tid}: {getattr(e, 'orig', None) or e}") from None
         return tid
 
     def get(self, tid: str) -> Transcript | None:
         """The transcript stored under ``tid``, or None."""
-        with self._lock:
-            row = self._db.execute("select body from transcripts where id = ?", (tid,)).fetchone()
-        return Transcript.from_json(row[0]) if row else None
+        try:
+            with self._engine.connect() as conn:
+                body = conn.execute(sa.select(_TRANSCRIPTS.c.body).where(_TRANSCRIPTS.c.id == tid)).scalar()
+        except sa.exc.SQLAlchemyError as e:
+            raise StoreError(f"cannot read transcript {tid}: {getattr(e, 'orig', None) or e}") from None
+        return Transcript.from_json(body) if body is not None else None
 
     def __len__(self) -> int:
-        with self._lock:
-            return self._db.execute("select count(*) from transcripts").fetchone()[0]
+        with self._engine.connect() as conn:
+            return conn.execute(sa.select(sa.func.count()).select_from(_TRANSCRIPTS)).scalar()
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        self._engine.dispose()
