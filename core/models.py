@@ -2,8 +2,9 @@
 
 Every model goes through LiteLLM (``engine="litellm"``), so porting a program is a
 string change: ``openai/gpt-4o-mini``, ``anthropic/claude-3-5-haiku-latest``,
-``ollama_chat/qwen2.5``, ``hosted_vllm/<name>``, or the embedded
-``local/smollm2-135m`` / ``local/<path to .gguf>`` served in-process.
+``ollama_chat/qwen2.5``, ``hosted_vllm/<name>``, the embedded
+``local/smollm2-135m`` / ``local/<path to .gguf>`` served in-process, or ``router/<name>``: several
+deployments of one model behind LiteLLM's Router (``madspy.core.routing``).
 
 Example:
     >>> from madspy.core.models import make_lm
@@ -85,6 +86,11 @@ def _ensure_provider(model: str) -> None:
         from madspy.core import local
 
         local.register(model)
+        return
+    if provider == "router":  # one name over several deployments (LiteLLM's Router, see core.routing)
+        from madspy.core import routing
+
+        routing.ensure(model)
         return
     known = {str(p.value) if hasattr(p, "value") else str(p) for p in litellm.provider_list}
     if provider not in known and provider not in litellm._custom_providers:

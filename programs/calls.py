@@ -34,6 +34,7 @@ from dspy.utils.exceptions import AdapterParseError
 from pydantic_core import to_jsonable_python
 
 from madspy.core.models import count_prompt_tokens, count_tokens
+from madspy.core.routing import deployment_of
 from madspy.programs.transcript import LENGTH, Call
 from madspy.signatures import Role
 
@@ -217,6 +218,7 @@ def _run(job: Job, t0: float) -> Outcome:
         cached=cached,
         mean_logprob=logprob,
         finish_reason=finish_reason,
+        deployment=deployment_of(lm.history[-1].get("response")) if lm.history else None,
         started_s=round(started - t0, 4),
         latency_s=round(time.perf_counter() - started, 4),
     )

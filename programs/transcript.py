@@ -148,6 +148,7 @@ class Call(BaseModel):
     mean_logprob: float | None = None  # model confidence, when log-probabilities were asked for
     # "length" when the reply reached max_tokens (the call then failed: nothing cut short is read as an answer)
     finish_reason: str | None = None
+    deployment: str | None = None  # which deployment of a ``router/`` model answered
     started_s: float = 0.0
     latency_s: float = 0.0
 

@@ -36,6 +36,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for add in COMMANDS:
         add(sub)
+    for command in sub.choices.values():  # one flag every command takes, defined once
+        command.add_argument(
+            "--router",
+            metavar="FILE",
+            help="a LiteLLM Router file (model_list of deployments): model router/NAME is served by its "
+            "deployments named NAME, with retries and fallbacks (default: $MADSPY_ROUTER)",
+        )
     return parser
 
 
@@ -70,6 +77,10 @@ def main(argv: list[str] | None = None) -> int:
     # Bootstrapping logs every example whose reply did not parse with the whole reply; the dev scores count them.
     logging.getLogger("dspy.teleprompt.bootstrap").setLevel(logging.CRITICAL)
     try:
+        if args.router:
+            from madspy.core.routing import use_router
+
+            use_router(args.router)
         return args.handler(args)
     except (ConfigError, ValidationError) as e:  # a setting out of range: name the flag, the field and the range
         error = e if isinstance(e, ConfigError) else ConfigError.of(e)
