@@ -18,7 +18,8 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +97,40 @@ def _serialized(engine: sa.Engine) -> sa.Engine:
     return engine
 
 
+def with_driver(url: str) -> sa.URL:
+    """``url`` parsed, with the driver madspy installs for PostgreSQL (psycopg 3, not SQLAlchemy's default
+    psycopg2); an Optuna storage URL goes through it too.
+
+    >>> with_driver("postgresql://u@h/db").render_as_string()
+    'postgresql+psycopg://u@h/db'
+    """
+    try:
+        parsed = sa.make_url(url)
+    except sa.exc.ArgumentError as e:
+        raise StoreError(f"not a database URL: {url!r} ({e})") from None
+    return parsed.set(drivername="postgresql+psycopg") if parsed.drivername == "postgresql" else parsed
+
+
+@contextmanager
+def one_at_a_time(url: str, key: int) -> Iterator[None]:
+    """Across processes on one PostgreSQL, hold advisory lock ``key`` while inside (one process at a time
+    makes a schema another library creates, such as Optuna's); a no-op for any other database."""
+    parsed = with_driver(url)
+    if parsed.drivername != "postgresql+psycopg":
+        yield
+        return
+    engine = sa.create_engine(parsed, poolclass=sa.pool.NullPool)
+    try:
+        with engine.connect() as conn:
+            conn.execute(sa.text("select pg_advisory_lock(:key)"), {"key": key})
+            try:
+                yield
+            finally:
+                conn.execute(sa.text("select pg_advisory_unlock(:key)"), {"key": key})
+    finally:
+        engine.dispose()
+
+
 def engine_for(target: str | Path) -> sa.Engine:
     """A SQLAlchemy engine for a file path, ``:memory:`` or a database URL (``postgresql://`` uses psycopg 3).
 
@@ -111,12 +146,7 @@ def engine_for(target: str | Path) -> sa.Engine:
         return _serialized(
             sa.create_engine(f"sqlite:///{text}", connect_args={"check_same_thread": False, "timeout": 30})
         )
-    try:
-        url = sa.make_url(text)
-    except sa.exc.ArgumentError as e:
-        raise StoreError(f"not a database URL: {text!r} ({e})") from None
-    if url.drivername == "postgresql":  # the driver madspy installs, not SQLAlchemy's default psycopg2
-        url = url.set(drivername="postgresql+psycopg")
+    url = with_driver(text)
     try:
         return sa.create_engine(url, pool_pre_ping=True)
     except ImportError as e:

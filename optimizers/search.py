@@ -35,7 +35,7 @@ from typing import Any, get_args
 import dspy
 import optuna
 
-from madspy.core.errors import SearchError
+from madspy.core.errors import SearchError, StoreError
 from madspy.core.progress import progress_display
 from madspy.data import Task, get_task
 from madspy.optimizers.compile import dev_scores, split_data
@@ -351,15 +351,20 @@ def _open_study(storage: str, study: str, seed: int) -> optuna.Study:
     """The study in ``storage`` (made if new); a storage that is not an Optuna database is refused by name."""
     from sqlalchemy.exc import SQLAlchemyError
 
+    from madspy.core.database import one_at_a_time, with_driver
+
     try:
-        return optuna.create_study(
-            study_name=study,
-            storage=storage,
-            load_if_exists=True,
-            directions=["maximize", "minimize"],
-            sampler=optuna.samplers.TPESampler(seed=seed + _trial_count(storage, study)),
-        )
-    except (SQLAlchemyError, ValueError) as e:  # a corrupt file, an unknown URL, a study with other directions
+        if "://" in storage:  # several workers on one PostgreSQL study: Optuna's RDB storage shares the trials
+            storage = with_driver(storage).render_as_string(hide_password=False)
+        with one_at_a_time(storage, key=7315):  # workers starting together would each create Optuna's schema
+            return optuna.create_study(
+                study_name=study,
+                storage=storage,
+                load_if_exists=True,
+                directions=["maximize", "minimize"],
+                sampler=optuna.samplers.TPESampler(seed=seed + _trial_count(storage, study)),
+            )
+    except (SQLAlchemyError, ValueError, StoreError) as e:  # a corrupt file, an unknown URL, other directions
         reason = " ".join(str(e).split())[:200]
         raise SearchError(f"cannot open study {study!r} in {_redacted(storage)}: {reason}") from None
 

@@ -151,3 +151,23 @@ def test_pruning_is_set_from_the_command_line(wrong, tmp_path, capsys):
     pruned = optuna.load_study(study_name="c", storage=storage).trials[-1]
     assert pruned.state == optuna.trial.TrialState.PRUNED and pruned.user_attrs["questions_done"] == 1
     assert f"trial {pruned.number} pruned after question 1" in capsys.readouterr().err
+
+
+def test_two_workers_search_one_postgresql_study_without_repeating_a_trial(model, postgres_url):
+    import threading
+
+    results = []
+
+    def worker(seed: int) -> None:
+        results.append(search("arithmetic", model, trials=2, storage=postgres_url, study="s", train=2, seed=seed))
+
+    workers = [threading.Thread(target=worker, args=(i,)) for i in range(2)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    trials = optuna.load_study(
+        study_name="s", storage=postgres_url.replace("postgresql:", "postgresql+psycopg:")
+    ).trials
+    assert len(results) == 2 and sorted(t.number for t in trials) == [0, 1, 2, 3]
+    assert all(t.state == optuna.trial.TrialState.COMPLETE for t in trials)
