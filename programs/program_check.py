@@ -11,15 +11,17 @@ agree on (``agreement`` of them, so one program's slip is not a finding). It is 
 The model's code is untrusted. ``run_program`` does not ``exec`` it: a separate Python process (``-I``:
 no site, no environment) with a CPU-time and memory limit interprets it with asteval, a maintained
 interpreter of a Python subset (assignments, arithmetic, loops, conditions, functions) without imports,
-dunder attributes or files, given only arithmetic names (``open`` and ``print`` removed; ``math.x`` and
-``from math import x`` work). A program that runs over its limits, raises, or leaves no number in
-``answer`` gives None and flags nothing.
+dunder attributes or files, given only arithmetic names (``open`` removed, ``print`` only noted: without
+an ``answer`` variable, the last value printed is the answer; ``math.x`` and ``from math import x`` work).
+A program that runs over its limits, raises, or computes no number gives None and flags nothing.
 
 Example:
     >>> run_program("apples = 5\\neaten = 2\\nanswer = apples - eaten")
     3.0
     >>> run_program("import os\\nanswer = os.getcwd()") is None
     True
+    >>> run_program("total = 4 * 3\\nprint(f'{total}')")  # the printed value, as a program of thought ends
+    12.0
     >>> program_disagreement("4", [3.0, 3.0, 7.0], agreement=2)["evidence"]
     'a program solving the question computes 3, not 4 (2 of 3 programs agree)'
     >>> program_disagreement("3", [3.0, 3.0], agreement=2), program_disagreement("4", [3.0, 7.0], agreement=2)
@@ -53,18 +55,25 @@ _CHILD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THRE
 # Runs in the child process (POSIX: its limits use ``resource``): limits first, then asteval on the code read
 # from stdin; one JSON line out.
 _CHILD = f"""
-import json, math, resource, sys, types
+import json, math, re, resource, sys, types
 resource.setrlimit(resource.RLIMIT_CPU, ({CPU_SECONDS}, {CPU_SECONDS}))
 resource.setrlimit(resource.RLIMIT_AS, ({MEMORY_BYTES}, {MEMORY_BYTES}))
 from asteval import Interpreter
-allowed = ("assert", "augassign", "delete", "if", "ifexp", "for", "functiondef", "lambda", "listcomp", "dictcomp",
-           "setcomp", "while")
+allowed = ("assert", "augassign", "delete", "if", "ifexp", "for", "formattedvalue", "functiondef", "lambda",
+           "listcomp", "dictcomp", "setcomp", "while")
 interp = Interpreter(minimal=True, use_numpy=False, config={{name: True for name in allowed}})
 for name in ("open", "print", "dir", "id", "type"):
     interp.symtable.pop(name, None)
 interp.symtable["math"] = types.SimpleNamespace(**{{k: v for k, v in vars(math).items() if not k.startswith("_")}})
+printed = []
+interp.symtable["print"] = lambda *values, **_: printed.append(values[-1] if values else None)
 interp(sys.stdin.read(), show_errors=False, raise_errors=False)
 value = interp.symtable.get("answer")
+if not isinstance(value, (int, float)) and printed:  # no answer variable: the last value printed is the answer
+    value = printed[-1]
+    if isinstance(value, str):  # "She keeps 7": the one number it holds, else none
+        numbers = re.findall(r"-?\\d[\\d,]*(?:\\.\\d+)?", value)
+        value = float(numbers[0].replace(",", "")) if len(numbers) == 1 else value
 ok = not interp.error and isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 why = None
 if interp.error:

@@ -42,6 +42,16 @@ def test_a_program_agents_answer_is_what_its_program_computes_in_the_sandbox(scr
     assert "persona" in calls_of(model)[1].inputs
 
 
+def test_a_program_that_prints_its_result_instead_of_setting_answer_answers_the_printed_value(scripted):
+    setup = "boxes = 3\nper_box = 4\ngiven = 5\n"
+    for printing in ("print('Pens kept:', boxes * per_box - given)", "print(f'She keeps {boxes * per_box - given:,}')"):
+        result = Debate(panel(scripted(coder(setup + printing, prose_answer="9")), ["program"]))(question=QUESTION)
+        assert result.answer == "7" and result.transcript.calls()[0].ok
+    two_numbers = "print(f'{boxes * per_box - given} of {boxes * per_box}')"  # which is the answer? none
+    result = Debate(panel(scripted(coder(setup + two_numbers, prose_answer="9")), ["program"]))(question=QUESTION)
+    assert "leaves no number" in result.transcript.calls()[0].error
+
+
 @pytest.mark.parametrize(
     ("program", "reason"),
     [
