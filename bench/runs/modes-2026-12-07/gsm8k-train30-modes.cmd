@@ -1,0 +1,1 @@
+madspy eval --task gsm8k --split train --model local/qwen2.5-coder-1.5b-instruct-q4_k_m --programs plain,cot,pot,verify --n 30 --seed 12 --new-to bench/runs/format-2026-12-07/gsm8k-train40-formats --out bench/runs/modes-2026-12-07/gsm8k-train30-modes --stop-after 45m
