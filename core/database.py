@@ -7,8 +7,9 @@ applies its migrations on start and two processes starting together apply each o
 migrations are functions over Alembic's operations (portable DDL) rather than an Alembic script
 directory: madspy ships its few revisions inside the package, with no ``env.py`` to install.
 
-Tables: ``transcripts`` (the server's debates, by id), ``eval_claims`` (which worker holds which
-(eval, program, question), see ``madspy.claims``) and ``eval_rows`` (the rows workers finished).
+Tables: ``transcripts`` (the server's debates, by id), ``evals``, ``eval_claims`` (which worker holds which
+(eval, program, question), see ``madspy.claims``), ``eval_rows`` (the rows workers finished) and
+``credit_ledger`` (the credit protocol's per-agent credit, see ``madspy.programs.credit``).
 
 Example:
     >>> db = open_database(":memory:")
@@ -18,6 +19,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -77,7 +79,16 @@ def _eval_work(ops: Operations) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[Operations], None]] = [_transcripts, _eval_work]
+def _credit_ledger(ops: Operations) -> None:
+    """Version 3: the credit protocol's per-agent credit, shared by every process that records or reads it."""
+    ops.create_table(
+        "credit_ledger",
+        sa.Column("agent", sa.Integer, primary_key=True, autoincrement=False),
+        sa.Column("credit", sa.Float, nullable=False),
+    )
+
+
+MIGRATIONS: list[Callable[[Operations], None]] = [_transcripts, _eval_work, _credit_ledger]
 
 
 def _serialized(engine: sa.Engine) -> sa.Engine:
@@ -142,11 +153,9 @@ def engine_for(target: str | Path) -> sa.Engine:
         return _serialized(
             sa.create_engine("sqlite://", poolclass=StaticPool, connect_args={"check_same_thread": False})
         )
-    if "://" not in text:
-        return _serialized(
-            sa.create_engine(f"sqlite:///{text}", connect_args={"check_same_thread": False, "timeout": 30})
-        )
-    url = with_driver(text)
+    url = with_driver(text if "://" in text else f"sqlite:///{text}")
+    if url.drivername.startswith("sqlite"):
+        return _serialized(sa.create_engine(url, connect_args={"check_same_thread": False, "timeout": 30}))
     try:
         return sa.create_engine(url, pool_pre_ping=True)
     except ImportError as e:
@@ -178,6 +187,22 @@ def _migrate(engine: sa.Engine) -> None:
         for version, migration in enumerate(MIGRATIONS[done:], start=done + 1):
             migration(ops)
             conn.execute(_VERSION.insert().values(version=version))
+
+
+def is_database_url(target: str | Path) -> bool:
+    """Whether ``target`` names a database by URL (``postgresql://...``, ``sqlite:///...``) rather than a file.
+
+    >>> is_database_url("postgresql://madspy@db/madspy"), is_database_url("runs/credit.json")
+    (True, False)
+    """
+    return "://" in str(target)
+
+
+@functools.cache
+def shared_database(url: str) -> sa.Engine:
+    """``open_database(url)``, once per process: for what opens the same database again and again (a debate
+    reading the credit ledger)."""
+    return open_database(url)
 
 
 def open_database(target: str | Path) -> sa.Engine:

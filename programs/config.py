@@ -345,7 +345,9 @@ class DebateConfig(_Strict):
     task_kind: TaskKind | None = Field(
         None, description="reasoning, knowledge or open_ended: the protocol auto decides by it"
     )
-    credit_ledger: str | None = Field(None, description="JSON file of per-agent credit for the credit protocol")
+    credit_ledger: str | None = Field(
+        None, description="JSON file (or database URL, shared by workers) of per-agent credit for the credit protocol"
+    )
     critic: CriticConfig = Field(
         default_factory=lambda: CriticConfig(temperature=0.3), description="the critic and the deterministic checks"
     )

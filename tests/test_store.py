@@ -88,3 +88,19 @@ def test_two_replicas_on_one_postgresql_read_each_others_transcripts(program, tm
             questions = [client.get(f"/v1/transcripts/{tid}").json()["question"] for tid in ids]
             assert questions == ["What is 17 * 23?", "What is 17 * 24?", "What is 17 * 25?"]
     assert len(TranscriptStore(postgres_url)) == 3
+
+
+@pytest.mark.parametrize("on", ["sqlite", "postgresql"])
+def test_a_credit_ledger_in_a_database_keeps_every_workers_updates(tmp_path, request, on):
+    from madspy.programs.credit import CreditLedger
+
+    url = f"sqlite:///{tmp_path / 'credit.sqlite3'}" if on == "sqlite" else request.getfixturevalue("postgres_url")
+    recorders = [threading.Thread(target=CreditLedger(url).record, args=({0: True, 1: False},)) for _ in range(8)]
+    for t in recorders:
+        t.start()
+    for t in recorders:
+        t.join()
+    in_a_file = CreditLedger(tmp_path / "credit.json")
+    for _ in range(8):
+        in_a_file.record({0: True, 1: False})
+    assert CreditLedger(url).weights() == in_a_file.weights()  # 8 updates, none lost to a race

@@ -80,7 +80,9 @@ def add_serve(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--num-retries", type=int, help="LiteLLM retries per LM call on timeouts, 429 and 5xx (default 3)")
     p.add_argument("--no-cache", action="store_true", help="do not reuse cached LM replies")
     p.add_argument("--concurrency", type=int, help="LM calls in flight within one debate (default 8)")
-    p.add_argument("--credit-ledger", help="JSON file of per-agent credit, for programs deciding by credit")
+    p.add_argument(
+        "--credit-ledger", help="JSON file or database URL of per-agent credit, for programs deciding by credit"
+    )
     p.set_defaults(handler=cmd_serve)
 
 
