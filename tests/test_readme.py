@@ -77,7 +77,7 @@ def shell_commands(model: str, other: str) -> list[list[str]]:
             if re.match(r"[A-Z]+=", line):
                 name, value = shlex.split(line, comments=True)[0].split("=", 1)
                 variables.setdefault(name, string.Template(value).substitute(variables))
-            elif line.strip():
+            elif line.strip() and not line.lstrip().startswith("#"):  # a comment line runs nothing
                 commands.append(shlex.split(string.Template(line).substitute(variables), comments=True))
     return commands
 
