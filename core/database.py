@@ -33,6 +33,8 @@ from sqlalchemy.pool import StaticPool
 from madspy.core.errors import StoreError
 
 _VERSION = sa.table("madspy_schema", sa.column("version", sa.Integer))
+# PostgreSQL advisory lock keys: one per thing that processes sharing a database must do one at a time.
+MIGRATION_LOCK, OPTUNA_SCHEMA_LOCK, CREDIT_LOCK = 7314, 7315, 7316
 
 
 def _transcripts(ops: Operations) -> None:
@@ -153,7 +155,7 @@ def engine_for(target: str | Path) -> sa.Engine:
         return _serialized(
             sa.create_engine("sqlite://", poolclass=StaticPool, connect_args={"check_same_thread": False})
         )
-    url = with_driver(text if "://" in text else f"sqlite:///{text}")
+    url = with_driver(text if is_database_url(text) else f"sqlite:///{text}")
     if url.drivername.startswith("sqlite"):
         return _serialized(sa.create_engine(url, connect_args={"check_same_thread": False, "timeout": 30}))
     try:
@@ -172,10 +174,21 @@ def schema_version(engine: sa.Engine) -> int:
         return conn.execute(sa.select(sa.func.max(_VERSION.c.version))).scalar() or 0
 
 
+def hold_in_transaction(conn: sa.Connection, key: int) -> None:
+    """Until ``conn``'s transaction ends, hold PostgreSQL advisory lock ``key``: processes doing the same take
+    turns. On SQLite the transaction already holds the write lock from its start (``_serialized``)."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(sa.text("select pg_advisory_xact_lock(:key)"), {"key": key})
+
+
+def error_text(error: sa.exc.SQLAlchemyError) -> str:
+    """What a database error says: the driver's own message when there is one, without SQLAlchemy's wrapping."""
+    return str(getattr(error, "orig", None) or error)
+
+
 def _migrate(engine: sa.Engine) -> None:
     with engine.begin() as conn:
-        if engine.dialect.name == "postgresql":  # two processes starting together migrate one after the other
-            conn.execute(sa.text("select pg_advisory_xact_lock(7314)"))
+        hold_in_transaction(conn, MIGRATION_LOCK)  # two processes starting together migrate one after the other
         ops = Operations(MigrationContext.configure(conn))
         if not sa.inspect(conn).has_table("madspy_schema"):
             ops.create_table("madspy_schema", sa.Column("version", sa.Integer, nullable=False))
@@ -212,5 +225,5 @@ def open_database(target: str | Path) -> sa.Engine:
         _migrate(engine)
     except sa.exc.SQLAlchemyError as e:
         shown = engine.url.render_as_string(hide_password=True)
-        raise StoreError(f"cannot open database {shown}: {getattr(e, 'orig', None) or e}") from None
+        raise StoreError(f"cannot open database {shown}: {error_text(e)}") from None
     return engine

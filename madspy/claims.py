@@ -33,7 +33,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from madspy.core.database import open_database
+from madspy.core.database import error_text, open_database
 from madspy.core.errors import EvalError, StoreError
 
 DEFAULT_LEASE_S = 60.0
@@ -63,14 +63,13 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
 
 
-def _insert_new(engine: sa.Engine, table: sa.Table, values: list[dict[str, Any]]) -> None:
+def _insert_new(conn: sa.Connection, table: sa.Table, values: list[dict[str, Any]]) -> None:
     """Insert ``values``, leaving rows whose key is already there as they are."""
-    if engine.dialect.name == "postgresql":
+    if conn.dialect.name == "postgresql":
         from sqlalchemy.dialects.postgresql import insert
     else:
         from sqlalchemy.dialects.sqlite import insert
-    with engine.begin() as conn:
-        conn.execute(insert(table).on_conflict_do_nothing(), values)
+    conn.execute(insert(table).on_conflict_do_nothing(), values)
 
 
 class SharedEval:
@@ -90,8 +89,8 @@ class SharedEval:
         self.name, self.worker, self.lease_s = name, worker or worker_name(), lease_s
         self._engine = open_database(target)
         given = json.dumps(settings, sort_keys=True, default=str)
-        _insert_new(self._engine, _EVALS, [{"name": name, "settings": given}])
-        with self._engine.connect() as conn:
+        with self._engine.begin() as conn:
+            _insert_new(conn, _EVALS, [{"name": name, "settings": given}])
             first = conn.execute(sa.select(_EVALS.c.settings).where(_EVALS.c.name == name)).scalar()
         if first != given:
             raise EvalError(f"shared eval {name!r} was started with other settings: {first} (this worker: {given})")
@@ -113,7 +112,8 @@ class SharedEval:
             for i, (p, q) in enumerate(items)
         ]
         if values:
-            _insert_new(self._engine, _CLAIMS, values)
+            with self._engine.begin() as conn:
+                _insert_new(conn, _CLAIMS, values)
 
     def claim(self) -> tuple[str, str] | None:
         """Take the first open item: (program, question), or None when every item is done or held."""
@@ -135,18 +135,16 @@ class SharedEval:
             with self._engine.begin() as conn:
                 got = conn.execute(take).first()
         except sa.exc.SQLAlchemyError as e:
-            raise StoreError(
-                f"cannot claim work of shared eval {self.name!r}: {getattr(e, 'orig', None) or e}"
-            ) from None
+            raise StoreError(f"cannot claim work of shared eval {self.name!r}: {error_text(e)}") from None
         return (got.program, got.question) if got else None
 
     def finish(self, program: str, question: str, row: str, transcript: str | None) -> None:
-        """Store the row (and transcript JSON) of a claimed item and mark it done; a row already stored stays."""
-        with self._engine.connect() as conn:
-            position = conn.execute(sa.select(_CLAIMS.c.position).where(self._mine(program, question))).scalar()
-        values = {"eval": self.name, "program": program, "question": question, "position": position}
-        _insert_new(self._engine, _ROWS, [values | {"worker": self.worker, "row": row, "transcript": transcript}])
+        """Store the row (and transcript JSON) of a claimed item and mark it done, in one transaction; a row
+        already stored stays."""
         with self._engine.begin() as conn:
+            position = conn.execute(sa.select(_CLAIMS.c.position).where(self._mine(program, question))).scalar()
+            values = {"eval": self.name, "program": program, "question": question, "position": position}
+            _insert_new(conn, _ROWS, [values | {"worker": self.worker, "row": row, "transcript": transcript}])
             conn.execute(_CLAIMS.update().where(self._mine(program, question)).values(done=True))
 
     def release(self, program: str, question: str) -> None:

@@ -621,17 +621,17 @@ def evaluate(
     session = functools.cache(lambda: start_session(out, models))  # recorded once, when a row is to be run
     deadline = None if stop_after is None else time.monotonic() + stop_after
     run = (report.examples, task, out, concurrency, progress, inject, session, deadline)
+    if shared is not None and wants_matched and k is None:
+        raise EvalError("workers sharing an eval need the matched K up front: give --sc-matched-k")
+    all_programs = debates | (matched_program(k) if k else {})
     if shared is not None:
-        if wants_matched and k is None:
-            raise EvalError("workers sharing an eval need the matched K up front: give --sc-matched-k")
-        all_programs = debates | (matched_program(k) if k else {})
         fingerprints = {name: program_fingerprint(debate) for name, debate in all_programs.items()}
         work = SharedEval(shared, out.name, settings | {"programs": fingerprints}, lease_s=lease_s)
         if (out / ROWS_FILE).is_file() and load_rows(out / ROWS_FILE) and not work.rows():
             raise EvalError(f"{out} holds rows of an eval no worker shares; give the shared eval another --out")
         left = _run_shared(all_programs, *run, work)
     else:
-        left = _run_all(debates | (matched_program(k) if k else {}), *run)
+        left = _run_all(all_programs, *run)
     if wants_matched and k is None and not left:
         k = matched_k(load_rows(out))
         if k is not None:

@@ -351,12 +351,14 @@ def _open_study(storage: str, study: str, seed: int) -> optuna.Study:
     """The study in ``storage`` (made if new); a storage that is not an Optuna database is refused by name."""
     from sqlalchemy.exc import SQLAlchemyError
 
-    from madspy.core.database import one_at_a_time, with_driver
+    from madspy.core.database import OPTUNA_SCHEMA_LOCK, is_database_url, one_at_a_time, with_driver
 
     try:
-        if "://" in storage:  # several workers on one PostgreSQL study: Optuna's RDB storage shares the trials
+        if is_database_url(storage):  # several workers on one PostgreSQL study: Optuna's RDB storage shares the trials
             storage = with_driver(storage).render_as_string(hide_password=False)
-        with one_at_a_time(storage, key=7315):  # workers starting together would each create Optuna's schema
+        with one_at_a_time(
+            storage, key=OPTUNA_SCHEMA_LOCK
+        ):  # workers starting together would each create Optuna's schema
             return optuna.create_study(
                 study_name=study,
                 storage=storage,

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from madspy.core.database import is_database_url, shared_database
+from madspy.core.database import CREDIT_LOCK, hold_in_transaction, is_database_url, shared_database
 from madspy.core.errors import InputError
 from madspy.programs.transcript import Transcript
 
@@ -81,10 +81,8 @@ class CreditLedger:
     def _record_in_database(self, correct: Mapping[int, bool]) -> None:
         """One transaction that holds the ledger's lock (an advisory lock on PostgreSQL, the write lock on
         SQLite), so two workers recording at once do not lose an update."""
-        engine = shared_database(self.url)
-        with engine.begin() as conn:
-            if engine.dialect.name == "postgresql":
-                conn.execute(sa.text("select pg_advisory_xact_lock(7316)"))
+        with shared_database(self.url).begin() as conn:
+            hold_in_transaction(conn, CREDIT_LOCK)
             credit = self._updated(self._read(conn), correct)
             conn.execute(_TABLE.delete().where(_TABLE.c.agent.in_(list(correct))))
             conn.execute(_TABLE.insert(), [{"agent": int(a), "credit": round(credit[a], 6)} for a in correct])

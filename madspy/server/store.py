@@ -16,7 +16,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from madspy.core.database import open_database
+from madspy.core.database import error_text, open_database
 from madspy.core.errors import StoreError
 from madspy.programs.transcript import Transcript
 
@@ -53,7 +53,7 @@ class TranscriptStore:
             with self._engine.begin() as conn:
                 conn.execute(_TRANSCRIPTS.insert().values(**values))
         except sa.exc.SQLAlchemyError as e:
-            raise StoreError(f"cannot store transcript {tid}: {getattr(e, 'orig', None) or e}") from None
+            raise StoreError(f"cannot store transcript {tid}: {error_text(e)}") from None
         return tid
 
     def get(self, tid: str) -> Transcript | None:
@@ -62,7 +62,7 @@ class TranscriptStore:
             with self._engine.connect() as conn:
                 body = conn.execute(sa.select(_TRANSCRIPTS.c.body).where(_TRANSCRIPTS.c.id == tid)).scalar()
         except sa.exc.SQLAlchemyError as e:
-            raise StoreError(f"cannot read transcript {tid}: {getattr(e, 'orig', None) or e}") from None
+            raise StoreError(f"cannot read transcript {tid}: {error_text(e)}") from None
         return Transcript.from_json(body) if body is not None else None
 
     def __len__(self) -> int:
